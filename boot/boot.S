@@ -1,0 +1,134 @@
+// beamcore entry: the first instructions every core executes.
+//
+// The boot core enters at `_start` (QEMU virt: EL1, or EL2 with virtualization=on; Pi 4: EL2),
+// with x0 = device tree address or 0. Secondary cores enter at `_secondary_start`, either from
+// PSCI CPU_ON (x0 = the context we passed: their logical core id) or from the Pi's spin table
+// (x0 = 0; `_spin_table_start` derives the id from MPIDR.Aff0).
+//
+// Everything here runs with the MMU and caches off and without a stack until `sp` is set;
+// Rust is reached as soon as there is a stack, FP/SIMD access and exception vectors.
+//
+// Constants arrive from Rust as assembler symbols (see boot/mod.rs):
+//   BOOT_STACK_STRIDE  bytes per core in the boot stack area (stack + guard page)
+//   MAX_CORES          how many stacks the area holds
+
+.section .text.boot, "ax"
+
+// Drop from EL2 to EL1 if entered at EL2; leaves the entry EL in \el_reg. Clobbers x9.
+.macro drop_to_el1 el_reg
+    mrs     \el_reg, CurrentEL
+    lsr     \el_reg, \el_reg, #2
+    cmp     \el_reg, #2
+    b.ne    1f
+    // EL1 runs AArch64; nothing else of EL2 (no traps, no stage-2).
+    mov     x9, #(1 << 31)
+    msr     hcr_el2, x9
+    // EL1 may read the physical counter and program the physical timer; no virtual offset.
+    mrs     x9, cnthctl_el2
+    orr     x9, x9, #3
+    msr     cnthctl_el2, x9
+    msr     cntvoff_el2, xzr
+    // EL1 reads of MIDR/MPIDR return these: make them the real values.
+    mrs     x9, midr_el1
+    msr     vpidr_el2, x9
+    mrs     x9, mpidr_el1
+    msr     vmpidr_el2, x9
+    // Do not trap FP/SIMD to EL2 (CPTR_EL2.TFP = 0; RES1 bits set).
+    mov     x9, #0x33ff
+    msr     cptr_el2, x9
+    // GICv3 CPU interface: let EL1 use the system registers (ICC_SRE_EL2.SRE|Enable), only if
+    // the core has the system-register interface (ID_AA64PFR0_EL1.GIC != 0).
+    mrs     x9, id_aa64pfr0_el1
+    ubfx    x9, x9, #24, #4
+    cbz     x9, 2f
+    mrs     x9, S3_4_C12_C9_5
+    orr     x9, x9, #0x9
+    msr     S3_4_C12_C9_5, x9
+    isb
+2:
+    // SCTLR_EL1 to its architectural RES1 bits: MMU and caches off until Rust turns them on.
+    ldr     x9, =0x30d00800
+    msr     sctlr_el1, x9
+    // Return to EL1h with D, A, I, F masked.
+    mov     x9, #0x3c5
+    msr     spsr_el2, x9
+    adr     x9, 1f
+    msr     elr_el2, x9
+    eret
+1:
+.endm
+
+// FP/SIMD on at EL1 (CPACR_EL1.FPEN = 0b11): Rust code on this target uses NEON registers.
+.macro enable_fp
+    mov     x9, #(3 << 20)
+    msr     cpacr_el1, x9
+    isb
+.endm
+
+// sp = top of the boot stack of core \id_reg. Clobbers x9, x10.
+.macro set_boot_stack id_reg
+    adrp    x9, __boot_stacks_start
+    add     x9, x9, :lo12:__boot_stacks_start
+    add     x10, \id_reg, #1
+    ldr     x11, =BOOT_STACK_STRIDE
+    madd    x9, x10, x11, x9
+    mov     sp, x9
+.endm
+
+.macro set_vectors
+    adrp    x9, exception_vectors
+    add     x9, x9, :lo12:exception_vectors
+    msr     vbar_el1, x9
+    isb
+.endm
+
+.global _start
+_start:
+    mov     x19, x0                 // device tree address (or 0 / ATAGs)
+    drop_to_el1 x20                 // x20 = entry EL
+    enable_fp
+    mov     x21, #0
+    set_boot_stack x21
+    // Zero .bss once, on the boot core, before any Rust code runs.
+    adrp    x1, __bss_start
+    add     x1, x1, :lo12:__bss_start
+    adrp    x2, __bss_end
+    add     x2, x2, :lo12:__bss_end
+3:  cmp     x1, x2
+    b.hs    4f
+    stp     xzr, xzr, [x1], #16
+    b       3b
+4:  set_vectors
+    mov     x0, x19
+    mov     x1, x20
+    bl      boot_core_entry
+    b       park
+
+// PSCI CPU_ON entry: x0 = logical core id (the context argument).
+.global _secondary_start
+_secondary_start:
+    mov     x19, x0
+    drop_to_el1 x20
+    enable_fp
+    ldr     x9, =MAX_CORES
+    cmp     x19, x9
+    b.hs    park
+    set_boot_stack x19
+    set_vectors
+    mov     x0, x19
+    mov     x1, x20
+    bl      secondary_core_entry
+    b       park
+
+// Spin-table entry (Pi 4): logical core id = MPIDR_EL1.Aff0.
+.global _spin_table_start
+_spin_table_start:
+    mrs     x0, mpidr_el1
+    and     x0, x0, #0xff
+    b       _secondary_start
+
+park:
+    wfe
+    b       park
+
+.ltorg

@@ -1,0 +1,5 @@
+//! The kernel's runtime configuration: typed settings parsed from the kernel command line.
+
+pub mod bootargs;
+
+pub use bootargs::{parse, Config, Rejection, RejectReason};

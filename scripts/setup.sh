@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs what beamcore needs on a fresh Debian bookworm machine: the Rust target
+# aarch64-unknown-none (through rust-toolchain.toml), QEMU >= 9 from bookworm-backports
+# (bookworm's own 7.2 lacks the raspi4b machine), the device-tree compiler and llvm-objcopy.
+# Says what it installs; does nothing when everything is already there.
+set -euo pipefail
+
+say() { echo "setup: $*"; }
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+qemu_ok() {
+    command -v qemu-system-aarch64 >/dev/null 2>&1 || return 1
+    local major
+    major=$(qemu-system-aarch64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p' | head -1)
+    [ "${major:-0}" -ge 9 ]
+}
+
+need_apt=()
+if ! qemu_ok; then need_apt+=(qemu-system-arm); fi
+command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
+command -v llvm-objcopy >/dev/null 2>&1 || need_apt+=(llvm)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "missing ${need_apt[*]} and this is not a Debian machine: install them by hand (QEMU >= 9)"
+        exit 1
+    fi
+    if [[ " ${need_apt[*]} " == *" qemu-system-arm "* ]]; then
+        src=/etc/apt/sources.list.d/bookworm-backports.sources
+        if [ ! -f "$src" ]; then
+            say "adding Debian bookworm-backports as $src (QEMU 10 lives there)"
+            $SUDO tee "$src" >/dev/null <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+        fi
+    fi
+    say "apt-get update"
+    $SUDO apt-get update -qq
+    for pkg in "${need_apt[@]}"; do
+        if [ "$pkg" = qemu-system-arm ]; then
+            say "installing qemu-system-arm from bookworm-backports"
+            DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports qemu-system-arm >/dev/null
+        else
+            say "installing $pkg"
+            DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$pkg" >/dev/null
+        fi
+    done
+fi
+
+if ! rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-none$'; then
+    say "installing Rust target aarch64-unknown-none"
+    rustup target add aarch64-unknown-none
+fi
+
+qemu_ok || { say "QEMU >= 9 still missing"; exit 1; }
+say "ready: $(qemu-system-aarch64 --version | head -1)"
