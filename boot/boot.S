@@ -42,7 +42,8 @@
     ubfx    x9, x9, #24, #4
     cbz     x9, 2f
     mrs     x9, S3_4_C12_C9_5
-    orr     x9, x9, #0x9
+    mov     x10, #0x9
+    orr     x9, x9, x10
     msr     S3_4_C12_C9_5, x9
     isb
 2:
@@ -65,7 +66,7 @@
     isb
 .endm
 
-// sp = top of the boot stack of core \id_reg. Clobbers x9, x10.
+// sp = top of the boot stack of core \id_reg. Clobbers x9, x10, x11.
 .macro set_boot_stack id_reg
     adrp    x9, __boot_stacks_start
     add     x9, x9, :lo12:__boot_stacks_start

@@ -99,6 +99,7 @@ impl Table {
 }
 
 /// A level-1 root table plus a pool of `N` tables for levels 2 and 3.
+#[repr(C)]
 pub struct PageTables<const N: usize> {
     root: Table,
     pool: [Table; N],

@@ -1,0 +1,105 @@
+//! The running core: its identity, interrupt mask, sleep instructions and counter.
+
+use aarch64_cpu::asm;
+use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTPCT_EL0, CurrentEL, DAIF, MPIDR_EL1, SCTLR_EL1, TPIDR_EL1};
+
+/// The affinity fields of MPIDR_EL1 (Aff3 in bits 39:32, Aff2..Aff0 in bits 23:0).
+pub const MPIDR_AFFINITY_MASK: u64 = 0xff_00ff_ffff;
+
+/// Logical id of the running core (0 = boot core), kept in TPIDR_EL1.
+#[inline(always)]
+pub fn core_id() -> usize {
+    TPIDR_EL1.get() as usize
+}
+
+/// Records the running core's logical id; done once per core during bring-up.
+pub fn set_core_id(id: usize) {
+    TPIDR_EL1.set(id as u64);
+}
+
+/// This core's MPIDR affinity value.
+pub fn mpidr() -> u64 {
+    MPIDR_EL1.get() & MPIDR_AFFINITY_MASK
+}
+
+/// The exception level the kernel runs at.
+pub fn current_el() -> u8 {
+    CurrentEL.read(CurrentEL::EL) as u8
+}
+
+/// True when the MMU, data cache and instruction cache are all on for this core.
+pub fn mmu_and_caches_on() -> bool {
+    let sctlr = SCTLR_EL1.get();
+    sctlr & 0b101 == 0b101 && sctlr & (1 << 12) != 0
+}
+
+/// Interrupt mask state saved by [`irq_save`].
+#[derive(Clone, Copy)]
+pub struct IrqState(u64);
+
+/// Masks IRQs on this core and returns the previous mask state.
+#[inline(always)]
+pub fn irq_save() -> IrqState {
+    let state = IrqState(DAIF.get());
+    // SAFETY: setting PSTATE.I only masks interrupts on this core; no memory is touched.
+    unsafe { core::arch::asm!("msr daifset, #2", options(nomem, nostack, preserves_flags)) };
+    state
+}
+
+/// Restores the mask state returned by [`irq_save`].
+#[inline(always)]
+pub fn irq_restore(state: IrqState) {
+    DAIF.set(state.0);
+}
+
+/// Unmasks IRQs on this core.
+#[inline(always)]
+pub fn irq_enable() {
+    // SAFETY: clearing PSTATE.I lets this core take interrupts; handlers are installed before
+    // any core calls this.
+    unsafe { core::arch::asm!("msr daifclr, #2", options(nomem, nostack, preserves_flags)) };
+}
+
+/// True when IRQs are masked on this core.
+pub fn irqs_masked() -> bool {
+    DAIF.get() & (1 << 7) != 0
+}
+
+/// Sleeps until an interrupt is pending (even a masked one), so no wake-up between a check
+/// made with IRQs masked and this call is lost.
+#[inline(always)]
+pub fn wait_for_interrupt() {
+    asm::wfi();
+}
+
+/// Sleeps until an event (`sev`, an exclusive monitor cleared, an interrupt).
+#[inline(always)]
+pub fn wait_for_event() {
+    asm::wfe();
+}
+
+/// Wakes every core waiting in `wfe`.
+#[inline(always)]
+pub fn send_event() {
+    asm::sev();
+}
+
+/// The system counter (CNTPCT_EL0), ordered after earlier instructions.
+#[inline(always)]
+pub fn counter() -> u64 {
+    asm::barrier::isb(asm::barrier::SY);
+    CNTPCT_EL0.get()
+}
+
+/// Ticks per second of the system counter.
+pub fn counter_frequency() -> u64 {
+    CNTFRQ_EL0.get()
+}
+
+/// Stops this core for good, with interrupts masked.
+pub fn park() -> ! {
+    let _ = irq_save();
+    loop {
+        asm::wfe();
+    }
+}

@@ -1,0 +1,5 @@
+//! Architecture support: everything that names an AArch64 register or instruction.
+
+pub mod aarch64;
+
+pub use aarch64::{cpu, exception, mmu, psci, timer};

@@ -1,0 +1,49 @@
+//! Ending a run: QEMU's semihosting exit with a status, or, on real hardware, parking.
+//!
+//! The semihosting trap (`hlt #0xf000`) faults on a board without a debugger, so it is only
+//! compiled in with the `semihosting` feature (on for QEMU builds, off for the Pi image).
+
+/// What a beamcore program returns to the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitCode {
+    Success,
+    /// Exit with this status (QEMU's exit status; 1 for a failed test).
+    Failure(u32),
+}
+
+/// Ends the run with `code`. Prints nothing; callers print their results first.
+pub fn exit(code: ExitCode) -> ! {
+    crate::console::flush();
+    let status = match code {
+        ExitCode::Success => 0,
+        ExitCode::Failure(status) => status.max(1),
+    };
+    #[cfg(feature = "semihosting")]
+    {
+        use qemu_exit::QEMUExit;
+        qemu_exit::AArch64::new().exit(status)
+    }
+    #[cfg(not(feature = "semihosting"))]
+    {
+        crate::console::write_final(format_args!("halted with status {status}; all cores parked\n"));
+        crate::arch::cpu::park()
+    }
+}
+
+/// Names a program's entry point: `fn() -> beamcore::ExitCode`, called on the boot core once
+/// every core is online. The kernel exits with the status it returns.
+///
+/// ```ignore
+/// fn main() -> beamcore::ExitCode { beamcore::println!("hello"); beamcore::ExitCode::Success }
+/// beamcore::entry!(main);
+/// ```
+#[macro_export]
+macro_rules! entry {
+    ($main:path) => {
+        #[unsafe(no_mangle)]
+        pub extern "Rust" fn __beamcore_main() -> $crate::ExitCode {
+            let main: fn() -> $crate::ExitCode = $main;
+            main()
+        }
+    };
+}

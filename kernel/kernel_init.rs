@@ -1,0 +1,225 @@
+//! Bring-up, in order: platform discovery, MMU, console, configuration, heap, interrupts and
+//! timer, secondary cores, then the program's entry point.
+//!
+//! Until the MMU is on, nothing here uses a lock or an atomic read-modify-write: exclusives
+//! are not reliable on the device-typed memory a core sees with its MMU off.
+
+use aarch64_cpu::asm::barrier;
+
+use crate::arch::{cpu, mmu, psci};
+use crate::config::Config;
+use crate::drivers::gic::Gic;
+use crate::exit::{exit, ExitCode};
+use crate::mm::layout::{self, MAX_CORES};
+use crate::platform::{EnableMethod, Platform, PsciConduit, Source};
+use crate::time::{self, Deadline};
+use crate::{board, console, println, smp};
+
+static PLATFORM: spin::Once<Platform> = spin::Once::new();
+static CONFIG: spin::Once<Config> = spin::Once::new();
+
+/// How long a secondary core gets to come online.
+const CORE_START_TIMEOUT_US: u64 = 2_000_000;
+
+/// The machine, as discovered at boot.
+pub fn platform() -> &'static Platform {
+    PLATFORM.get().expect("platform discovered during boot")
+}
+
+/// The effective configuration (defaults overridden by bootargs).
+pub fn boot_config() -> &'static Config {
+    CONFIG.get().expect("configuration parsed during boot")
+}
+
+unsafe extern "Rust" {
+    /// The program's entry point, defined by [`crate::entry!`].
+    fn __beamcore_main() -> ExitCode;
+}
+
+/// Where the platform description came from, for the boot log.
+enum Discovery {
+    Found,
+    NoTree,
+    BadTree(crate::platform::PlatformError),
+}
+
+fn discover(loader_x0: u64) -> (Platform, Discovery) {
+    let mut outcome = Discovery::NoTree;
+    for candidate in board::device_tree_candidates(loader_x0) {
+        // SAFETY: the candidates are the loader's x0 or board RAM addresses, readable with the
+        // MMU off; `read_device_tree` checks the magic before trusting a size.
+        match unsafe { board::read_device_tree(candidate) } {
+            Some(Ok(platform)) => return (platform, Discovery::Found),
+            Some(Err(error)) => outcome = Discovery::BadTree(error),
+            None => {}
+        }
+    }
+    (board::default_platform(cpu::mpidr()), outcome)
+}
+
+/// The boot core's path from `boot_core_entry` to the program.
+///
+/// # Safety
+/// Called once, on the boot core, from `boot_core_entry`.
+pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
+    cpu::set_core_id(0);
+    let (platform, discovery) = discover(loader_x0);
+    let image = layout::image();
+    // SAFETY: boot core, once, MMU off, no other core running.
+    if let Err(error) = unsafe { mmu::build_identity_map(&platform, &image, board::extra_device_regions()) } {
+        panic!("cannot build the kernel's page tables: {error}");
+    }
+    // SAFETY: the identity map is built and covers this code and stack.
+    unsafe { mmu::enable_this_core() };
+    let platform = PLATFORM.call_once(|| platform);
+    let uart_clock = if board::UART_NEEDS_INIT { platform.uart.clock_hz.or(Some(board::DEFAULT_UART_CLOCK_HZ)) } else { None };
+    console::init(platform.uart.region.base as usize, uart_clock);
+
+    let dropped = if entry_el == 2 { ", dropped to EL1" } else { "" };
+    println!("beamcore {} on {}: entered at EL{entry_el}{dropped}", env!("CARGO_PKG_VERSION"), board::NAME);
+    match discovery {
+        Discovery::Found => {}
+        Discovery::NoTree => println!("platform: no device tree found; using {} board defaults", board::NAME),
+        Discovery::BadTree(error) => println!("platform: {error}; using {} board defaults", board::NAME),
+    }
+    println!("platform: {platform}");
+
+    let parsed = crate::config::parse(&platform.bootargs);
+    for rejection in &parsed.rejections {
+        println!("{rejection}");
+    }
+    if platform.bootargs_truncated {
+        println!("bootargs: command line ignored beyond {} bytes: too long", crate::platform::MAX_BOOTARGS_BYTES);
+    }
+    let config = *CONFIG.call_once(|| parsed.config);
+    println!("config: {config}");
+
+    let heap_region = platform
+        .memory_containing(image.kernel_start as u64)
+        .expect("the kernel image lies in RAM the platform describes");
+    let heap_start = image.kernel_end;
+    let heap_bytes = heap_region.end() as usize - heap_start;
+    // SAFETY: RAM after the image (and its boot stacks) up to the end of its region is mapped
+    // read-write and used by nothing else; the device tree lies below the image or has been
+    // copied out already.
+    unsafe { crate::mm::heap::init(heap_start, heap_bytes) };
+
+    // SAFETY: the platform's GIC, identity-mapped as device memory; the only `Gic` made.
+    let gic = unsafe { Gic::new(&platform.gic) };
+    println!(
+        "boot: heap {} MiB at {heap_start:#x}, GICv{}, counter {} Hz, tick {} us",
+        heap_bytes >> 20,
+        gic.version(),
+        cpu::counter_frequency(),
+        config.slice_us
+    );
+    smp::init_boot(gic, time::us_to_ticks(u64::from(config.slice_us)));
+    if let Err(error) = smp::init_this_core(0) {
+        panic!("boot core: {error}");
+    }
+    cpu::irq_enable();
+
+    let wanted = config.maxcpus.min(MAX_CORES);
+    start_secondaries(platform, wanted);
+    println!("smp: {} cores online", smp::cores_online());
+
+    // SAFETY: the symbol is the program's `entry!` function, a safe Rust fn.
+    let code = unsafe { __beamcore_main() };
+    exit(code)
+}
+
+/// A secondary core's path from `secondary_core_entry` to its idle loop.
+///
+/// # Safety
+/// Called once per secondary core, from `secondary_core_entry`, after the boot core built the
+/// page tables (it starts secondaries only afterwards).
+pub(crate) unsafe fn secondary_core(core_id: usize, _entry_el: u8) -> ! {
+    // SAFETY: the identity map is complete (contract) and covers this core's stack and code.
+    unsafe { mmu::enable_this_core() };
+    cpu::set_core_id(core_id);
+    if let Err(error) = smp::init_this_core(core_id) {
+        panic!("core {core_id}: {error}");
+    }
+    cpu::irq_enable();
+    smp::idle_loop()
+}
+
+fn start_secondaries(platform: &Platform, wanted: usize) {
+    let boot_mpidr = cpu::mpidr();
+    let mut next_id = 1;
+    match platform.enable_method {
+        EnableMethod::Psci(conduit) if platform.source == Source::BoardDefaults => {
+            // No device tree: ask PSCI for cores by Aff0 until it says there are no more.
+            for aff0 in 0..MAX_CORES as u64 {
+                let mpidr = (boot_mpidr & !0xff) | aff0;
+                if next_id >= wanted || mpidr == boot_mpidr {
+                    continue;
+                }
+                match start_psci(conduit, mpidr, next_id) {
+                    Ok(()) => next_id += 1,
+                    Err(psci::PsciError::InvalidParameters | psci::PsciError::NotPresent) => break,
+                    Err(error) => println!("smp: core with mpidr {mpidr:#x}: {error}"),
+                }
+            }
+        }
+        EnableMethod::Psci(conduit) => {
+            for cpu in platform.cpus.iter().filter(|c| c.mpidr != boot_mpidr) {
+                if next_id >= wanted {
+                    break;
+                }
+                match start_psci(conduit, cpu.mpidr, next_id) {
+                    Ok(()) => next_id += 1,
+                    Err(error) => println!("smp: core with mpidr {:#x} not started: {error}", cpu.mpidr),
+                }
+            }
+        }
+        EnableMethod::SpinTable => {
+            for cpu in platform.cpus.iter().filter(|c| c.mpidr != boot_mpidr) {
+                let id = (cpu.mpidr & 0xff) as usize;
+                if id >= wanted || id >= MAX_CORES {
+                    continue;
+                }
+                match cpu.release_address {
+                    Some(release) => start_spin_table(release, id),
+                    None => println!("smp: core {id} has no spin-table release address"),
+                }
+            }
+        }
+    }
+    if platform.cpus_ignored > 0 {
+        println!("smp: {} cores beyond the kernel's {MAX_CORES} not started", platform.cpus_ignored);
+    }
+}
+
+fn start_psci(conduit: PsciConduit, mpidr: u64, id: usize) -> Result<(), psci::PsciError> {
+    let entry = crate::boot::_secondary_start as *const () as u64;
+    psci::cpu_on(conduit, mpidr, entry, id as u64)?;
+    wait_online(id);
+    Ok(())
+}
+
+fn start_spin_table(release_address: u64, id: usize) {
+    let entry = crate::boot::_spin_table_start as *const () as u64;
+    let slot = release_address as *mut u64;
+    // SAFETY: the platform names this word as the core's spin-table release address; the core
+    // polls it with its caches off, so the write is cleaned to the point of coherency before
+    // the event that wakes it.
+    unsafe {
+        slot.write_volatile(entry);
+        core::arch::asm!("dc civac, {}", in(reg) release_address, options(nostack, preserves_flags));
+    }
+    barrier::dsb(barrier::SY);
+    cpu::send_event();
+    wait_online(id);
+}
+
+fn wait_online(id: usize) {
+    let deadline = Deadline::after_us(CORE_START_TIMEOUT_US);
+    while !smp::core(id).is_online() {
+        if deadline.expired() {
+            println!("smp: core {id} did not come online within {} ms", CORE_START_TIMEOUT_US / 1000);
+            return;
+        }
+        core::hint::spin_loop();
+    }
+}

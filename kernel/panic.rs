@@ -1,0 +1,32 @@
+//! The way down: a Rust panic or a fatal exception prints what happened and a `PANIC` line
+//! naming the core, then exits QEMU with a failure status.
+
+use core::fmt;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::arch::cpu;
+use crate::exit::{exit, ExitCode};
+
+/// Set by the first core to go down; later ones (or a panic inside the panic path) stop
+/// quietly so the first report is the one printed.
+static GOING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// Prints `details`, then `PANIC core <id>: <message>`, and exits with status 1.
+pub fn fatal(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> ! {
+    let _ = cpu::irq_save();
+    // Plain load and store, no exclusives: this may run before the MMU is on.
+    if GOING_DOWN.load(Ordering::Acquire) {
+        cpu::park();
+    }
+    GOING_DOWN.store(true, Ordering::Release);
+    crate::console::write_final(format_args!("{details}PANIC core {}: {message}\n", cpu::core_id()));
+    exit(ExitCode::Failure(1))
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    match info.location() {
+        Some(at) => fatal(format_args!(""), format_args!("{} at {}:{}", info.message(), at.file(), at.line())),
+        None => fatal(format_args!(""), format_args!("{}", info.message())),
+    }
+}

@@ -1,0 +1,277 @@
+//! Every core's shared state, bringing secondary cores up, core-to-core interrupts (SGIs), the
+//! per-core timer tick, and running work on a chosen core.
+//!
+//! ```text
+//!  boot core: start_secondaries ──PSCI CPU_ON / spin table──▶ core n: _secondary_start
+//!                    ◀────────────── CORES[n].online ─────────  init_this_core, idle_loop
+//!  any core:  run_on(n, job) ─push─▶ CORES[n].jobs ─SGI Wake─▶ core n wakes from WFI, runs job
+//! ```
+//!
+//! Until the scheduler owns the cores, an online secondary sleeps in WFI and runs the jobs
+//! queued for it; an SGI or its tick wakes it.
+
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use core::fmt;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::arch::cpu;
+use crate::arch::exception::TrapFrame;
+use crate::arch::timer;
+use crate::drivers::gic::{Gic, GicError};
+use crate::mm::layout::MAX_CORES;
+use crate::sync::IrqSpinLock;
+
+/// Software-generated interrupts the kernel uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Sgi {
+    /// "Look at your queues": wakes a core sleeping in WFI.
+    Wake = 0,
+    /// A counted core-to-core ping; the receiver records who sent it.
+    Ping = 1,
+}
+
+/// A unit of work queued for a core.
+pub type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// What a core shares with the others. One cache line apart from its neighbours, so one
+/// core's counters do not bounce another's line.
+#[repr(C, align(64))]
+pub struct PerCore {
+    online: AtomicBool,
+    mpidr: AtomicU64,
+    /// Timer ticks this core has taken.
+    ticks: AtomicU64,
+    /// Cores with a ping not yet counted by this core (bit n = core n).
+    pings_pending: AtomicU32,
+    /// Pings counted, by sending core.
+    pings_from: [AtomicU32; MAX_CORES],
+    /// Interrupts this core acknowledged that no handler expected.
+    unexpected_irqs: AtomicU64,
+    jobs: IrqSpinLock<VecDeque<Job>>,
+}
+
+impl PerCore {
+    const fn new() -> Self {
+        PerCore {
+            online: AtomicBool::new(false),
+            mpidr: AtomicU64::new(0),
+            ticks: AtomicU64::new(0),
+            pings_pending: AtomicU32::new(0),
+            pings_from: [const { AtomicU32::new(0) }; MAX_CORES],
+            unexpected_irqs: AtomicU64::new(0),
+            jobs: IrqSpinLock::new(VecDeque::new()),
+        }
+    }
+
+    pub fn is_online(&self) -> bool {
+        self.online.load(Ordering::Acquire)
+    }
+
+    pub fn mpidr(&self) -> u64 {
+        self.mpidr.load(Ordering::Relaxed)
+    }
+
+    pub fn ticks(&self) -> u64 {
+        self.ticks.load(Ordering::Relaxed)
+    }
+
+    /// Pings this core has received from core `from`.
+    pub fn pings_from(&self, from: usize) -> u32 {
+        self.pings_from[from].load(Ordering::Relaxed)
+    }
+
+    pub fn unexpected_irqs(&self) -> u64 {
+        self.unexpected_irqs.load(Ordering::Relaxed)
+    }
+}
+
+static CORES: [PerCore; MAX_CORES] = [const { PerCore::new() }; MAX_CORES];
+static CORES_ONLINE: AtomicUsize = AtomicUsize::new(0);
+static GIC: spin::Once<Gic> = spin::Once::new();
+/// The tick period in counter ticks.
+static TICK_PERIOD: AtomicU64 = AtomicU64::new(0);
+
+/// Errors from asking another core to do something.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmpError {
+    /// No core has this id (ids run from 0 to `cores_online() - 1`).
+    NoSuchCore(usize),
+    /// The heap could not hold the job.
+    OutOfMemory,
+}
+
+impl fmt::Display for SmpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SmpError::NoSuchCore(core) => write!(f, "no online core {core}"),
+            SmpError::OutOfMemory => write!(f, "out of memory for the job"),
+        }
+    }
+}
+
+/// The state core `id` shares.
+pub fn core(id: usize) -> &'static PerCore {
+    &CORES[id]
+}
+
+/// Cores that have come online. Ids are `0..cores_online()`.
+pub fn cores_online() -> usize {
+    CORES_ONLINE.load(Ordering::Acquire)
+}
+
+/// The interrupt controller (after boot).
+pub fn gic() -> &'static Gic {
+    GIC.get().expect("GIC initialised during boot")
+}
+
+/// Boot core: sets up the interrupt controller's distributor and the tick period.
+pub(crate) fn init_boot(gic: Gic, tick_period_ticks: u64) {
+    gic.init_distributor();
+    GIC.call_once(|| gic);
+    TICK_PERIOD.store(tick_period_ticks.max(1), Ordering::Relaxed);
+}
+
+/// Every core, once, with IRQs still masked: its interrupt interface and timer, then it is
+/// online. Prints the console contract's `core <id> online` line.
+pub(crate) fn init_this_core(id: usize) -> Result<(), GicError> {
+    let mpidr = cpu::mpidr();
+    let me = &CORES[id];
+    me.mpidr.store(mpidr, Ordering::Relaxed);
+    let gic = gic();
+    gic.init_this_core(id, mpidr)?;
+    gic.enable_private(timer::TIMER_INTID);
+    timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
+    crate::println!("core {id} online el={} mpidr={mpidr:#x}", cpu::current_el());
+    // ORDERING: Release publishes this core's GIC registration (its SGI target) and mpidr to
+    // whoever sees it online (Acquire in `is_online`) and may then send it SGIs.
+    me.online.store(true, Ordering::Release);
+    CORES_ONLINE.fetch_add(1, Ordering::AcqRel);
+    Ok(())
+}
+
+/// Sends `sgi` to core `target`.
+pub fn send_sgi(target: usize, sgi: Sgi) -> Result<(), SmpError> {
+    if target >= MAX_CORES || !CORES[target].is_online() {
+        return Err(SmpError::NoSuchCore(target));
+    }
+    gic().send_sgi(target, sgi as u8);
+    Ok(())
+}
+
+/// Pings core `target`; it counts the ping against the calling core.
+pub fn ping(target: usize) -> Result<(), SmpError> {
+    if target >= MAX_CORES || !CORES[target].is_online() {
+        return Err(SmpError::NoSuchCore(target));
+    }
+    // ORDERING: Release pairs with the receiver's Acquire swap in `on_ping`; the GIC driver's
+    // DSB makes the bit visible before the interrupt can be taken.
+    CORES[target].pings_pending.fetch_or(1 << cpu::core_id(), Ordering::Release);
+    send_sgi(target, Sgi::Ping)
+}
+
+fn on_ping(me: &PerCore) {
+    // ORDERING: Acquire pairs with the senders' Release `fetch_or`.
+    let mut pending = me.pings_pending.swap(0, Ordering::Acquire);
+    while pending != 0 {
+        let from = pending.trailing_zeros() as usize;
+        me.pings_from[from].fetch_add(1, Ordering::Relaxed);
+        pending &= pending - 1;
+    }
+}
+
+/// The IRQ handler (called from the exception vector with IRQs masked).
+pub fn handle_irq(_frame: &mut TrapFrame) {
+    let me = &CORES[cpu::core_id()];
+    let gic = gic();
+    while let Some(irq) = gic.acknowledge() {
+        match irq.intid {
+            timer::TIMER_INTID => {
+                me.ticks.fetch_add(1, Ordering::Relaxed);
+                timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
+            }
+            id if id == Sgi::Wake as u32 => {}
+            id if id == Sgi::Ping as u32 => on_ping(me),
+            _ => {
+                me.unexpected_irqs.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        gic.end_of_interrupt(irq);
+    }
+}
+
+/// Queues `job` to run on core `target` and wakes it.
+pub fn run_on(target: usize, job: Job) -> Result<(), SmpError> {
+    if target >= MAX_CORES || !CORES[target].is_online() {
+        return Err(SmpError::NoSuchCore(target));
+    }
+    {
+        let mut jobs = CORES[target].jobs.lock();
+        jobs.try_reserve(1).map_err(|_| SmpError::OutOfMemory)?;
+        jobs.push_back(job);
+    }
+    if target != cpu::core_id() {
+        send_sgi(target, Sgi::Wake)?;
+    }
+    Ok(())
+}
+
+/// Runs `work(core_id)` on every online core (the caller's own share on the caller) and
+/// returns when all have finished.
+pub fn run_on_all_and_wait(work: fn(usize)) -> Result<(), SmpError> {
+    let me = cpu::core_id();
+    let cores = cores_online();
+    let remaining = Arc::new(AtomicUsize::new(cores));
+    for target in (0..cores).filter(|&c| c != me) {
+        let remaining = Arc::clone(&remaining);
+        run_on(
+            target,
+            Box::new(move || {
+                work(target);
+                // ORDERING: Release publishes the work's effects to the waiter's Acquire load.
+                remaining.fetch_sub(1, Ordering::Release);
+                let _ = send_sgi(me, Sgi::Wake);
+            }),
+        )?;
+    }
+    work(me);
+    remaining.fetch_sub(1, Ordering::Release);
+    wait_until(|| remaining.load(Ordering::Acquire) == 0);
+    Ok(())
+}
+
+/// Sleeps in WFI until `condition` holds. The check runs with IRQs masked, and WFI wakes on a
+/// pending interrupt even while masked, so a wake-up arriving between check and sleep is not
+/// lost; the tick bounds every sleep anyway.
+pub fn wait_until(condition: impl Fn() -> bool) {
+    loop {
+        let irq = cpu::irq_save();
+        if condition() {
+            cpu::irq_restore(irq);
+            return;
+        }
+        cpu::wait_for_interrupt();
+        cpu::irq_restore(irq);
+    }
+}
+
+/// A secondary core's life once online: run queued jobs, else sleep until woken.
+pub(crate) fn idle_loop() -> ! {
+    let me = &CORES[cpu::core_id()];
+    loop {
+        let irq = cpu::irq_save();
+        let job = me.jobs.lock().pop_front();
+        match job {
+            Some(job) => {
+                cpu::irq_restore(irq);
+                job();
+            }
+            None => {
+                cpu::wait_for_interrupt();
+                cpu::irq_restore(irq);
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! A spin lock that masks IRQs on the holding core.
+//!
+//! Masking makes it safe to take the same lock in thread code and in an interrupt handler on
+//! one core (the handler cannot interrupt the holder and spin forever). The holder's core id is
+//! recorded so a panic on that core can break the lock instead of deadlocking on its own
+//! console, for example.
+
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::arch::cpu::{self, IrqState};
+
+const NO_OWNER: usize = usize::MAX;
+
+pub struct IrqSpinLock<T> {
+    inner: spin::Mutex<T>,
+    owner: AtomicUsize,
+}
+
+pub struct IrqSpinLockGuard<'a, T> {
+    guard: Option<spin::MutexGuard<'a, T>>,
+    owner: &'a AtomicUsize,
+    irq: IrqState,
+}
+
+impl<T> IrqSpinLock<T> {
+    pub const fn new(value: T) -> Self {
+        IrqSpinLock { inner: spin::Mutex::new(value), owner: AtomicUsize::new(NO_OWNER) }
+    }
+
+    /// Masks IRQs, then spins until the lock is free.
+    pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
+        let irq = cpu::irq_save();
+        let guard = self.inner.lock();
+        self.owner.store(cpu::core_id(), Ordering::Relaxed);
+        IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq }
+    }
+
+    /// Like [`lock`](Self::lock), but gives up after `attempts` failed tries.
+    pub fn try_lock_for(&self, attempts: usize) -> Option<IrqSpinLockGuard<'_, T>> {
+        let irq = cpu::irq_save();
+        for _ in 0..attempts {
+            if let Some(guard) = self.inner.try_lock() {
+                self.owner.store(cpu::core_id(), Ordering::Relaxed);
+                return Some(IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq });
+            }
+            core::hint::spin_loop();
+        }
+        cpu::irq_restore(irq);
+        None
+    }
+
+    /// True when the calling core holds the lock.
+    pub fn held_by_this_core(&self) -> bool {
+        self.inner.is_locked() && self.owner.load(Ordering::Relaxed) == cpu::core_id()
+    }
+
+    /// Releases a lock that the calling core holds but can no longer release normally.
+    ///
+    /// # Safety
+    /// Only on the way down (panic, fatal exception) on the core that holds the lock: the
+    /// guard it still owns must never be used again.
+    pub unsafe fn force_unlock(&self) {
+        self.owner.store(NO_OWNER, Ordering::Relaxed);
+        // SAFETY: forwarded contract: the holder abandons its guard.
+        unsafe { self.inner.force_unlock() };
+    }
+}
+
+impl<T> Deref for IrqSpinLockGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.guard.as_ref().expect("guard present until drop")
+    }
+}
+
+impl<T> DerefMut for IrqSpinLockGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.guard.as_mut().expect("guard present until drop")
+    }
+}
+
+impl<T> Drop for IrqSpinLockGuard<'_, T> {
+    fn drop(&mut self) {
+        self.owner.store(NO_OWNER, Ordering::Relaxed);
+        drop(self.guard.take());
+        cpu::irq_restore(self.irq);
+    }
+}
