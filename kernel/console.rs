@@ -74,8 +74,10 @@ pub fn write_final(args: fmt::Arguments<'_>) {
 }
 
 /// Waits until the UART has sent everything (before QEMU exits, which drops pending output).
+/// Waits for any line in progress on another core to end (unless this core holds the console,
+/// as after [`write_final`]).
 pub fn flush() {
-    let _guard = LOCKING.load(Ordering::Acquire).then(|| LOCK.lock());
+    let _guard = (LOCKING.load(Ordering::Acquire) && !LOCK.held_by_this_core()).then(|| LOCK.lock());
     uart().flush();
 }
 

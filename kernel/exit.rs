@@ -47,3 +47,15 @@ macro_rules! entry {
         }
     };
 }
+
+/// In a test kernel: if `condition` is false, prints `test failed: <message>` and returns
+/// `ExitCode::Failure(1)` from the enclosing function.
+#[macro_export]
+macro_rules! ensure {
+    ($condition:expr, $($message:tt)+) => {
+        if !$condition {
+            $crate::println!("test failed: {}", format_args!($($message)+));
+            return $crate::ExitCode::Failure(1);
+        }
+    };
+}

@@ -9,7 +9,7 @@ use aarch64_cpu::asm::barrier;
 use crate::arch::{cpu, mmu, psci};
 use crate::config::Config;
 use crate::drivers::gic::Gic;
-use crate::exit::{exit, ExitCode};
+use crate::exit::{ExitCode, exit};
 use crate::mm::layout::{self, MAX_CORES};
 use crate::platform::{EnableMethod, Platform, PsciConduit, Source};
 use crate::time::{self, Deadline};
@@ -72,7 +72,8 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     // SAFETY: the identity map is built and covers this code and stack.
     unsafe { mmu::enable_this_core() };
     let platform = PLATFORM.call_once(|| platform);
-    let uart_clock = if board::UART_NEEDS_INIT { platform.uart.clock_hz.or(Some(board::DEFAULT_UART_CLOCK_HZ)) } else { None };
+    let uart_clock =
+        if board::UART_NEEDS_INIT { platform.uart.clock_hz.or(Some(board::DEFAULT_UART_CLOCK_HZ)) } else { None };
     console::init(platform.uart.region.base as usize, uart_clock);
 
     let dropped = if entry_el == 2 { ", dropped to EL1" } else { "" };

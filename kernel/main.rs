@@ -10,7 +10,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::mm::layout::MAX_CORES;
-use beamcore::{println, smp, ExitCode};
+use beamcore::{ExitCode, println, smp};
 
 static TICKS_WAITED: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
 
@@ -36,8 +36,8 @@ fn main() -> ExitCode {
     smp::wait_until(|| (0..cores).all(|c| received(c) as usize == cores - 1));
 
     println!("core  mpidr        ticks  pings_in");
-    for c in 0..cores {
-        println!("{c:>4}  {:#010x}  {:>6}  {:>8}", smp::core(c).mpidr(), TICKS_WAITED[c].load(Ordering::Relaxed), received(c));
+    for (c, ticks) in TICKS_WAITED.iter().enumerate().take(cores) {
+        println!("{c:>4}  {:#010x}  {:>6}  {:>8}", smp::core(c).mpidr(), ticks.load(Ordering::Relaxed), received(c));
     }
     let mut line = heapless::String::<4096>::new();
     let _ = write_report(&mut line, cores, &received);

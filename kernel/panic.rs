@@ -5,7 +5,7 @@ use core::fmt;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::arch::cpu;
-use crate::exit::{exit, ExitCode};
+use crate::exit::{ExitCode, exit};
 
 /// Set by the first core to go down; later ones (or a panic inside the panic path) stop
 /// quietly so the first report is the one printed.

@@ -13,7 +13,7 @@ pub use virt::*;
 /// # Safety
 /// `address` is readable RAM for the tree's size (the MMU may be off).
 pub unsafe fn read_device_tree(address: u64) -> Option<Result<Platform, crate::platform::PlatformError>> {
-    if address == 0 || address % 4 != 0 {
+    if address == 0 || !address.is_multiple_of(4) {
         return None;
     }
     let header = address as *const u32;

@@ -194,10 +194,7 @@ mod tests {
                 ("=3", RejectReason::NotKeyValue),
             ]
         );
-        assert_eq!(
-            parsed.rejections[0].to_string(),
-            "bootargs: slice_us=fast ignored: not a decimal number"
-        );
+        assert_eq!(parsed.rejections[0].to_string(), "bootargs: slice_us=fast ignored: not a decimal number");
         assert_eq!(
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks)"

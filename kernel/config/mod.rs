@@ -2,4 +2,4 @@
 
 pub mod bootargs;
 
-pub use bootargs::{parse, Config, Rejection, RejectReason};
+pub use bootargs::{Config, RejectReason, Rejection, parse};

@@ -177,7 +177,7 @@ impl<const N: usize> PageTables<N> {
             let shift = 39 - 9 * level;
             let block = 1u64 << shift;
             let index = ((va >> shift) & 0x1ff) as usize;
-            let aligned = va % block == 0 && target.is_none_or(|(pa, _)| pa % block == 0);
+            let aligned = va.is_multiple_of(block) && target.is_none_or(|(pa, _)| pa.is_multiple_of(block));
             // SAFETY: `table` points at the root or at a pool table of `self`, which we borrow
             // mutably; descriptors only ever hold addresses of those tables.
             let entry = unsafe { &mut (*table).0[index] };

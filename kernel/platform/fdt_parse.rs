@@ -1,7 +1,7 @@
 //! Reads a [`Platform`] out of a flattened device tree with the `fdt` crate.
 
-use fdt::node::FdtNode;
 use fdt::Fdt;
+use fdt::node::FdtNode;
 
 use super::{Cpu, EnableMethod, GicDescription, Platform, PlatformError, PsciConduit, Region, Source, Uart};
 
@@ -96,9 +96,8 @@ fn read_cpus(tree: &Fdt<'_>, platform: &mut Platform) -> Result<(), PlatformErro
 }
 
 fn read_memory(tree: &Fdt<'_>, platform: &mut Platform) -> Result<(), PlatformError> {
-    let memory_nodes = tree
-        .all_nodes()
-        .filter(|node| node.property("device_type").and_then(|p| p.as_str()) == Some("memory"));
+    let memory_nodes =
+        tree.all_nodes().filter(|node| node.property("device_type").and_then(|p| p.as_str()) == Some("memory"));
     for node in memory_nodes {
         for region in node.reg().into_iter().flatten() {
             let region = Region { base: region.starting_address as u64, bytes: region.size.unwrap_or(0) as u64 };
@@ -116,12 +115,11 @@ fn read_memory(tree: &Fdt<'_>, platform: &mut Platform) -> Result<(), PlatformEr
 }
 
 fn find_uart(tree: &Fdt<'_>) -> Result<Uart, PlatformError> {
-    let stdout = tree.chosen().stdout().filter(|node| {
-        node.compatible().is_some_and(|c| c.all().any(|name| name == "arm,pl011"))
-    });
-    let node = stdout
-        .or_else(|| tree.find_compatible(&["arm,pl011"]))
-        .ok_or(PlatformError::Missing("PL011 UART"))?;
+    let stdout = tree
+        .chosen()
+        .stdout()
+        .filter(|node| node.compatible().is_some_and(|c| c.all().any(|name| name == "arm,pl011")));
+    let node = stdout.or_else(|| tree.find_compatible(&["arm,pl011"])).ok_or(PlatformError::Missing("PL011 UART"))?;
     let region = first_reg(&node, 0).ok_or(PlatformError::Missing("PL011 UART reg"))?;
     let clock_hz = node
         .property("clocks")
@@ -137,10 +135,8 @@ fn find_gic(tree: &Fdt<'_>) -> Result<GicDescription, PlatformError> {
     if let Some(node) = tree.find_compatible(&["arm,gic-v3"]) {
         let distributor = first_reg(&node, 0).ok_or(PlatformError::Missing("GICv3 distributor reg"))?;
         let redistributors = first_reg(&node, 1).ok_or(PlatformError::Missing("GICv3 redistributor reg"))?;
-        let stride = node
-            .property("redistributor-stride")
-            .and_then(|p| p.as_usize())
-            .map_or(GICV3_DEFAULT_STRIDE, |s| s as u64);
+        let stride =
+            node.property("redistributor-stride").and_then(|p| p.as_usize()).map_or(GICV3_DEFAULT_STRIDE, |s| s as u64);
         return Ok(GicDescription::V3 { distributor, redistributors, stride });
     }
     let node = tree
@@ -183,7 +179,10 @@ mod tests {
     fn virt_gicv3_sixteen_cores() {
         let p = load("virt-gicv3-smp16");
         assert_eq!(p.cpus.len(), 16);
-        assert!(matches!(p.gic, GicDescription::V3 { redistributors: Region { base: 0x080a_0000, .. }, stride: 0x2_0000, .. }));
+        assert!(matches!(
+            p.gic,
+            GicDescription::V3 { redistributors: Region { base: 0x080a_0000, .. }, stride: 0x2_0000, .. }
+        ));
         assert_eq!(p.enable_method, EnableMethod::Psci(PsciConduit::Hvc));
     }
 

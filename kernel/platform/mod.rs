@@ -9,7 +9,7 @@ mod fdt_parse;
 
 use core::fmt;
 
-pub use fdt_parse::{from_device_tree, FDT_MAGIC};
+pub use fdt_parse::{FDT_MAGIC, from_device_tree};
 
 use crate::mm::layout::MAX_CORES;
 
@@ -112,7 +112,7 @@ impl fmt::Display for Platform {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.source {
             Source::DeviceTree { address } => write!(f, "device tree at {address:#x}")?,
-            Source::BoardDefaults => write!(f, "board defaults (no device tree)")?,
+            Source::BoardDefaults => write!(f, "board defaults")?,
         }
         write!(f, ", model \"{}\", {} cores", self.model, self.cpus.len())?;
         if self.cpus_ignored > 0 {

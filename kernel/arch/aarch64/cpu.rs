@@ -1,7 +1,9 @@
 //! The running core: its identity, interrupt mask, sleep instructions and counter.
 
 use aarch64_cpu::asm;
-use aarch64_cpu::registers::{Readable, Writeable, CNTFRQ_EL0, CNTPCT_EL0, CurrentEL, DAIF, MPIDR_EL1, SCTLR_EL1, TPIDR_EL1};
+use aarch64_cpu::registers::{
+    CNTFRQ_EL0, CNTPCT_EL0, CurrentEL, DAIF, MPIDR_EL1, Readable, SCTLR_EL1, TPIDR_EL1, Writeable,
+};
 
 /// The affinity fields of MPIDR_EL1 (Aff3 in bits 39:32, Aff2..Aff0 in bits 23:0).
 pub const MPIDR_AFFINITY_MASK: u64 = 0xff_00ff_ffff;

@@ -7,7 +7,7 @@
 
 use core::fmt;
 
-use aarch64_cpu::registers::{Readable, ESR_EL1, FAR_EL1};
+use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
 
 core::arch::global_asm!(include_str!("vectors.S"));
 
@@ -126,7 +126,11 @@ impl fmt::Display for FaultReport<'_> {
             let access = if class >= 0x24 && self.esr & (1 << 6) != 0 { "write" } else { "read" };
             writeln!(f, "  {}, {} access", fault_status_name(self.esr), access)?;
         }
-        writeln!(f, "  ELR={:#018x} FAR={:#018x} SPSR={:#010x} SP_EL0={:#x}", self.frame.elr, self.far, self.frame.spsr, self.frame.sp_el0)?;
+        writeln!(
+            f,
+            "  ELR={:#018x} FAR={:#018x} SPSR={:#010x} SP_EL0={:#x}",
+            self.frame.elr, self.far, self.frame.spsr, self.frame.sp_el0
+        )?;
         for row in 0..8 {
             write!(f, " ")?;
             for col in 0..4 {
@@ -155,14 +159,8 @@ unsafe extern "C" fn exception_dispatch(vector: u64, frame: *mut TrapFrame) {
         crate::smp::handle_irq(frame);
         return;
     }
-    let report = FaultReport {
-        core: super::cpu::core_id(),
-        origin,
-        kind,
-        esr: ESR_EL1.get(),
-        far: FAR_EL1.get(),
-        frame,
-    };
+    let report =
+        FaultReport { core: super::cpu::core_id(), origin, kind, esr: ESR_EL1.get(), far: FAR_EL1.get(), frame };
     let class = class_name(report.esr);
     crate::panic::fatal(format_args!("{report}"), format_args!("unexpected exception: {class}"));
 }

@@ -8,10 +8,12 @@
 use core::cell::UnsafeCell;
 
 use aarch64_cpu::asm::barrier;
-use aarch64_cpu::registers::{ReadWriteable, Readable, Writeable, ID_AA64MMFR0_EL1, MAIR_EL1, SCTLR_EL1, TCR_EL1, TTBR0_EL1};
+use aarch64_cpu::registers::{
+    ID_AA64MMFR0_EL1, MAIR_EL1, ReadWriteable, Readable, SCTLR_EL1, TCR_EL1, TTBR0_EL1, Writeable,
+};
 
-use crate::mm::layout::{ImageLayout, GUARD_BYTES, MAX_CORES, PAGE_BYTES};
-use crate::mm::paging::{MapError, MemoryKind, PageTables, MAIR_VALUE, VA_BITS};
+use crate::mm::layout::{GUARD_BYTES, ImageLayout, MAX_CORES, PAGE_BYTES};
+use crate::mm::paging::{MAIR_VALUE, MapError, MemoryKind, PageTables, VA_BITS};
 use crate::platform::{GicDescription, Platform, Region};
 
 /// Translation tables beyond the root: enough for a few GiB of RAM split around the kernel
@@ -37,7 +39,11 @@ fn page_round(region: Region) -> (u64, u64) {
 ///
 /// # Safety
 /// Boot core only, once, before any core has turned its MMU on.
-pub unsafe fn build_identity_map(platform: &Platform, image: &ImageLayout, extra_devices: &[Region]) -> Result<(), MapError> {
+pub unsafe fn build_identity_map(
+    platform: &Platform,
+    image: &ImageLayout,
+    extra_devices: &[Region],
+) -> Result<(), MapError> {
     // SAFETY: exclusive access per the contract: no other core runs, the MMU is off.
     let tables = unsafe { &mut *TABLES.0.get() };
     for &ram in &platform.memory {
@@ -109,7 +115,9 @@ pub unsafe fn enable_this_core() {
     barrier::isb(barrier::SY);
     // SAFETY: discarding this core's stale TLB entries and instruction cache before the first
     // translated access; no memory is affected.
-    unsafe { core::arch::asm!("tlbi vmalle1", "dsb nsh", "ic iallu", "dsb nsh", "isb", options(nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("tlbi vmalle1", "dsb nsh", "ic iallu", "dsb nsh", "isb", options(nostack, preserves_flags))
+    };
     SCTLR_EL1.modify(SCTLR_EL1::M::Enable + SCTLR_EL1::C::Cacheable + SCTLR_EL1::I::Cacheable + SCTLR_EL1::A::Disable);
     barrier::isb(barrier::SY);
 }

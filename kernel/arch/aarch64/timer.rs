@@ -3,7 +3,7 @@
 //! Each core programs its own timer (the registers are per core) and takes its interrupt as
 //! PPI 30 (INTID 30, "non-secure EL1 physical timer" in the GIC's private range).
 
-use aarch64_cpu::registers::{Readable, Writeable, CNTP_CTL_EL0, CNTP_CVAL_EL0};
+use aarch64_cpu::registers::{CNTP_CTL_EL0, CNTP_CVAL_EL0, Readable, Writeable};
 
 /// The interrupt id of the EL1 physical timer.
 pub const TIMER_INTID: u32 = 30;

@@ -48,6 +48,8 @@ impl core::fmt::Display for GicError {
 }
 
 /// The machine's interrupt controller.
+// There is exactly one, in a static: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Gic {
     V2(GicV2),
     V3(GicV3),
@@ -59,14 +61,17 @@ impl Gic {
     /// is the only `Gic` made for it.
     pub unsafe fn new(description: &GicDescription) -> Gic {
         match *description {
-            // SAFETY: forwarded contract.
-            GicDescription::V2 { distributor, cpu_interface } => Gic::V2(unsafe {
-                GicV2::new(distributor.base as usize, cpu_interface.base as usize)
-            }),
-            // SAFETY: forwarded contract.
-            GicDescription::V3 { distributor, redistributors, stride } => Gic::V3(unsafe {
-                GicV3::new(distributor.base as usize, redistributors.base as usize, redistributors.bytes as usize, stride as usize)
-            }),
+            GicDescription::V2 { distributor, cpu_interface } => {
+                // SAFETY: forwarded contract.
+                let gic = unsafe { GicV2::new(distributor.base as usize, cpu_interface.base as usize) };
+                Gic::V2(gic)
+            }
+            GicDescription::V3 { distributor, redistributors, stride } => {
+                let (base, bytes) = (redistributors.base as usize, redistributors.bytes as usize);
+                // SAFETY: forwarded contract.
+                let gic = unsafe { GicV3::new(distributor.base as usize, base, bytes, stride as usize) };
+                Gic::V3(gic)
+            }
         }
     }
 

@@ -3,10 +3,10 @@
 use core::sync::atomic::{AtomicU8, Ordering};
 
 use tock_registers::interfaces::{Readable, Writeable};
-use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
 use tock_registers::register_structs;
+use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
 
-use super::{GicError, DEFAULT_PRIORITY, PRIORITY_MASK};
+use super::{DEFAULT_PRIORITY, GicError, PRIORITY_MASK};
 
 /// A GICv2 addresses at most 8 CPU interfaces.
 const MAX_INTERFACES: usize = 8;

@@ -4,10 +4,10 @@
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use tock_registers::interfaces::{Readable, Writeable};
-use tock_registers::registers::{ReadOnly, ReadWrite};
 use tock_registers::register_structs;
+use tock_registers::registers::{ReadOnly, ReadWrite};
 
-use super::{GicError, DEFAULT_PRIORITY, PRIORITY_MASK};
+use super::{DEFAULT_PRIORITY, GicError, PRIORITY_MASK};
 use crate::mm::layout::MAX_CORES;
 
 register_structs! {
@@ -82,7 +82,12 @@ impl GicV3 {
     /// # Safety
     /// The addresses are a GICv3's distributor and redistributor region, mapped as device
     /// memory.
-    pub unsafe fn new(distributor: usize, redistributors_base: usize, redistributors_bytes: usize, stride: usize) -> GicV3 {
+    pub unsafe fn new(
+        distributor: usize,
+        redistributors_base: usize,
+        redistributors_bytes: usize,
+        stride: usize,
+    ) -> GicV3 {
         GicV3 {
             // SAFETY: per the contract the register block lives there for 'static.
             distributor: unsafe { &*(distributor as *const DistributorRegisters) },

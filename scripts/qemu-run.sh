@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Boots a beamcore ELF in QEMU and exits with QEMU's status (the kernel's semihosting exit).
+# Also the cargo runner for the bare-metal target, so `cargo run` and `cargo test --test X` boot.
+#
+#   scripts/qemu-run.sh <kernel.elf> [extra qemu arguments...]
+#
+# Environment: BOARD (virt | rpi4, default virt), SMP (4), CPU (cortex-a72), MACHINE_OPTS
+# (appended to -M virt, e.g. gic-version=3 or virtualization=on), MEM (128M), ARGS (kernel
+# command line), TIMEOUT (seconds before QEMU is killed; 0 = none; default 120), GDB=1 (wait for
+# gdb on :1234).
+set -euo pipefail
+
+kernel=${1:?usage: qemu-run.sh <kernel.elf> [qemu args...]}
+shift
+
+board=${BOARD:-virt}
+smp=${SMP:-4}
+cpu=${CPU:-cortex-a72}
+mem=${MEM:-128M}
+timeout_s=${TIMEOUT:-120}
+
+case "$board" in
+virt)
+    machine="virt${MACHINE_OPTS:+,$MACHINE_OPTS}"
+    cmd=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -smp "$smp" -m "$mem"
+        -nographic -semihosting -kernel "$kernel")
+    ;;
+*)
+    echo "qemu-run: unknown BOARD=$board (known: virt)" >&2
+    exit 2
+    ;;
+esac
+
+if [ -n "${ARGS:-}" ]; then cmd+=(-append "$ARGS"); fi
+if [ "${GDB:-0}" = 1 ]; then
+    cmd+=(-s -S)
+    echo "qemu-run: waiting for gdb on localhost:1234 (gdb-multiarch $kernel -ex 'target remote :1234')" >&2
+    timeout_s=0
+fi
+cmd+=("$@")
+
+if [ "${QEMU_RUN_QUIET:-0}" != 1 ]; then echo "qemu-run: ${cmd[*]}" >&2; fi
+if [ "$timeout_s" = 0 ]; then
+    exec "${cmd[@]}"
+fi
+set +e
+timeout --foreground -k 5 "$timeout_s" "${cmd[@]}"
+status=$?
+set -e
+if [ $status -eq 124 ]; then
+    echo "qemu-run: deadline of ${timeout_s}s passed; QEMU killed" >&2
+fi
+exit $status

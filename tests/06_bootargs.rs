@@ -1,0 +1,28 @@
+//! Bootargs become a typed configuration: good words apply, bad ones print
+//! `bootargs: <what> ignored: <why>` and the default stays; maxcpus limits the cores started.
+//! qemu-test: configs=a72-smp4,el2-smp4
+//! qemu-test: append=slice_us=abc bogus=1 maxcpus=2 ticks=0 ticks=7 noequals
+//! qemu-test: expect=^bootargs: slice_us=abc ignored: not a decimal number$
+//! qemu-test: expect=^bootargs: bogus=1 ignored: unknown key \(known: slice_us, maxcpus, ticks\)$
+//! qemu-test: expect=^bootargs: ticks=0 ignored: out of range 1..=100000$
+//! qemu-test: expect=^bootargs: noequals ignored: expected key=value$
+//! qemu-test: expect=^config: slice_us=1000 maxcpus=2 ticks=7$
+//! qemu-test: expect-count=2 ^core \d+ online
+//! qemu-test: forbid=PANIC
+
+#![no_std]
+#![no_main]
+
+use beamcore::config::Config;
+use beamcore::{ExitCode, ensure, println, smp};
+
+fn main() -> ExitCode {
+    let config = *beamcore::boot_config();
+    let expected = Config { maxcpus: 2, ticks: 7, ..Config::default() };
+    ensure!(config == expected, "config {config:?}, expected {expected:?}");
+    ensure!(smp::cores_online() == 2, "{} cores online with maxcpus=2", smp::cores_online());
+    println!("test: bad words rejected, defaults kept, maxcpus=2 and ticks=7 applied");
+    ExitCode::Success
+}
+
+beamcore::entry!(main);

@@ -1,0 +1,26 @@
+//! Each boot stack has an unmapped guard page below it: touching it faults (translation
+//! fault at the guard address) instead of silently corrupting the neighbouring stack.
+//! qemu-test: configs=a72-smp4
+//! qemu-test: exit=1
+//! qemu-test: expect=^test: writing to core 1's stack guard page at 0x[0-9a-f]+$
+//! qemu-test: expect=^  translation fault, write access$
+//! qemu-test: expect=^PANIC core 0: unexpected exception: data abort \(same EL\)$
+
+#![no_std]
+#![no_main]
+
+use beamcore::mm::layout;
+use beamcore::{ExitCode, println};
+
+fn main() -> ExitCode {
+    let (guard, stack_start, _) = layout::image().boot_stack(1);
+    // The byte just below the stack is the top of the guard page.
+    let target = (stack_start - 8) as *mut u64;
+    println!("test: writing to core 1's stack guard page at {guard:#x}");
+    // SAFETY: none: the store is meant to fault (the guard page is unmapped).
+    unsafe { target.write_volatile(0) };
+    println!("test failed: the guard page is writable");
+    ExitCode::Failure(1)
+}
+
+beamcore::entry!(main);
