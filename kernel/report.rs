@@ -3,6 +3,8 @@
 //! Writes straight into any `fmt::Write` (the console, or a `String` in tests) without
 //! building a tree: the kernel reports from fixed-size counters and needs no allocation.
 
+#![forbid(unsafe_code)]
+
 use core::fmt::{self, Write};
 
 /// Writes one JSON object; nested objects and arrays through [`JsonObject::object`] and

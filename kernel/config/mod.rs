@@ -1,5 +1,7 @@
 //! The kernel's runtime configuration: typed settings parsed from the kernel command line.
 
+#![forbid(unsafe_code)]
+
 pub mod bootargs;
 
 pub use bootargs::{Config, RejectReason, Rejection, parse};

@@ -5,6 +5,8 @@
 //! dumped from QEMU (`tests/data/*.dtb`). The kernel copies everything it needs out of the
 //! tree at boot, so the tree's memory may be reused afterwards.
 
+#![forbid(unsafe_code)]
+
 mod fdt_parse;
 
 use core::fmt;
