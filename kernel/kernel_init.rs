@@ -11,9 +11,9 @@ use crate::config::Config;
 use crate::drivers::gic::Gic;
 use crate::exit::{ExitCode, exit};
 use crate::mm::layout::{self, MAX_CORES};
-use crate::platform::{EnableMethod, Platform, PsciConduit, Source};
+use crate::platform::{EnableMethod, Platform, PsciConduit, Region, Source};
 use crate::time::{self, Deadline};
-use crate::{board, console, println, smp};
+use crate::{board, console, println, sched, smp};
 
 static PLATFORM: spin::Once<Platform> = spin::Once::new();
 static CONFIG: spin::Once<Config> = spin::Once::new();
@@ -65,8 +65,9 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     cpu::set_core_id(0);
     let (platform, discovery) = discover(loader_x0);
     let image = layout::image();
+    let (heap, stack_pool) = split_free_ram(&platform, &image);
     // SAFETY: boot core, once, MMU off, no other core running.
-    if let Err(error) = unsafe { mmu::build_identity_map(&platform, &image, board::extra_device_regions()) } {
+    if let Err(error) = unsafe { mmu::build_identity_map(&platform, &image, board::extra_device_regions(), stack_pool) } {
         panic!("cannot build the kernel's page tables: {error}");
     }
     // SAFETY: the identity map is built and covers this code and stack.
@@ -95,26 +96,31 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     let config = *CONFIG.call_once(|| parsed.config);
     println!("config: {config}");
 
-    let heap_region = platform
-        .memory_containing(image.kernel_start as u64)
-        .expect("the kernel image lies in RAM the platform describes");
-    let heap_start = image.kernel_end;
-    let heap_bytes = heap_region.end() as usize - heap_start;
-    // SAFETY: RAM after the image (and its boot stacks) up to the end of its region is mapped
+    let (heap_start, heap_bytes) = (heap.base as usize, heap.bytes as usize);
+    // SAFETY: RAM after the image (and its boot stacks) up to the stack pool is mapped
     // read-write and used by nothing else; the device tree lies below the image or has been
     // copied out already.
     unsafe { crate::mm::heap::init(heap_start, heap_bytes) };
+    // SAFETY: the stack pool region was mapped with 4 KiB pages and is used by nothing else.
+    unsafe { crate::mm::stack_pool::init(stack_pool.base as usize, stack_pool.bytes as usize) };
 
     // SAFETY: the platform's GIC, identity-mapped as device memory; the only `Gic` made.
     let gic = unsafe { Gic::new(&platform.gic) };
     println!(
-        "boot: heap {} MiB at {heap_start:#x}, GICv{}, counter {} Hz, tick {} us",
+        "boot: heap {} MiB at {heap_start:#x}, stacks {} MiB at {:#x}, GICv{}, counter {} Hz, tick {} us",
         heap_bytes >> 20,
+        stack_pool.bytes >> 20,
+        stack_pool.base,
         gic.version(),
         cpu::counter_frequency(),
         config.slice_us
     );
-    smp::init_boot(gic, time::us_to_ticks(u64::from(config.slice_us)));
+    let slice_ticks = time::us_to_ticks(u64::from(config.slice_us));
+    smp::init_boot(gic, slice_ticks);
+    if let Err(error) = sched::init_global(slice_ticks, u64::from(config.reductions)) {
+        panic!("scheduler: {error}");
+    }
+    sched::init_this_core();
     if let Err(error) = smp::init_this_core(0) {
         panic!("boot core: {error}");
     }
@@ -124,10 +130,36 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     start_secondaries(platform, wanted);
     println!("smp: {} cores online", smp::cores_online());
 
+    // The program's main runs as the first process, on this core; its return ends the run.
+    let main = sched::SpawnOptions::default().stack_bytes(MAIN_STACK_BYTES).on_core(0);
+    if let Err(error) = sched::spawn_with(main, run_main) {
+        panic!("cannot start main: {error}");
+    }
+    sched::run_loop()
+}
+
+/// Stack of the program's main process.
+const MAIN_STACK_BYTES: usize = 256 * 1024;
+
+fn run_main() {
     // SAFETY: the symbol is the program's `entry!` function, a safe Rust fn.
     let code = unsafe { __beamcore_main() };
     exit(code)
 }
+
+/// Splits the RAM after the image into the heap and the process stack pool (up to 64 MiB, or
+/// half of what is free, at the top, 2 MiB aligned).
+fn split_free_ram(platform: &Platform, image: &layout::ImageLayout) -> (Region, Region) {
+    let ram = platform.memory_containing(image.kernel_start as u64).expect("the kernel image lies in RAM the platform describes");
+    let free_start = image.kernel_end as u64;
+    let free_end = ram.end() & !(POOL_ALIGN - 1);
+    let pool_bytes = ((free_end - free_start) / 2).min(MAX_STACK_POOL_BYTES) & !(POOL_ALIGN - 1);
+    let pool = Region { base: free_end - pool_bytes, bytes: pool_bytes };
+    (Region { base: free_start, bytes: pool.base - free_start }, pool)
+}
+
+const POOL_ALIGN: u64 = 2 << 20;
+const MAX_STACK_POOL_BYTES: u64 = 64 << 20;
 
 /// A secondary core's path from `secondary_core_entry` to its idle loop.
 ///
@@ -138,11 +170,12 @@ pub(crate) unsafe fn secondary_core(core_id: usize, _entry_el: u8) -> ! {
     // SAFETY: the identity map is complete (contract) and covers this core's stack and code.
     unsafe { mmu::enable_this_core() };
     cpu::set_core_id(core_id);
+    sched::init_this_core();
     if let Err(error) = smp::init_this_core(core_id) {
         panic!("core {core_id}: {error}");
     }
     cpu::irq_enable();
-    smp::idle_loop()
+    sched::run_loop()
 }
 
 fn start_secondaries(platform: &Platform, wanted: usize) {

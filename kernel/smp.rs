@@ -7,8 +7,8 @@
 //!  any core:  run_on(n, job) ─push─▶ CORES[n].jobs ─SGI Wake─▶ core n wakes from WFI, runs job
 //! ```
 //!
-//! Until the scheduler owns the cores, an online secondary sleeps in WFI and runs the jobs
-//! queued for it; an SGI or its tick wakes it.
+//! Jobs are small pieces of kernel work run by a core's scheduler loop between processes (tests
+//! and bring-up use them); an SGI or the tick wakes a sleeping core to run them.
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -51,6 +51,7 @@ pub struct PerCore {
     /// Interrupts this core acknowledged that no handler expected.
     unexpected_irqs: AtomicU64,
     jobs: IrqSpinLock<VecDeque<Job>>,
+    job_count: AtomicUsize,
 }
 
 impl PerCore {
@@ -63,6 +64,7 @@ impl PerCore {
             pings_from: [const { AtomicU32::new(0) }; MAX_CORES],
             unexpected_irqs: AtomicU64::new(0),
             jobs: IrqSpinLock::new(VecDeque::new()),
+            job_count: AtomicUsize::new(0),
         }
     }
 
@@ -191,6 +193,8 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
             timer::TIMER_INTID => {
                 me.ticks.fetch_add(1, Ordering::Relaxed);
                 timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
+                // May end the running process's slice: the frame then returns to the scheduler.
+                crate::sched::on_tick(_frame);
             }
             id if id == Sgi::Wake as u32 => {}
             id if id == Sgi::Ping as u32 => on_ping(me),
@@ -211,6 +215,7 @@ pub fn run_on(target: usize, job: Job) -> Result<(), SmpError> {
         let mut jobs = CORES[target].jobs.lock();
         jobs.try_reserve(1).map_err(|_| SmpError::OutOfMemory)?;
         jobs.push_back(job);
+        CORES[target].job_count.fetch_add(1, Ordering::SeqCst);
     }
     if target != cpu::core_id() {
         send_sgi(target, Sgi::Wake)?;
@@ -257,21 +262,22 @@ pub fn wait_until(condition: impl Fn() -> bool) {
     }
 }
 
-/// A secondary core's life once online: run queued jobs, else sleep until woken.
-pub(crate) fn idle_loop() -> ! {
+/// The next job queued for the calling core (scheduler side, IRQs masked).
+pub(crate) fn take_job() -> Option<Job> {
     let me = &CORES[cpu::core_id()];
-    loop {
-        let irq = cpu::irq_save();
-        let job = me.jobs.lock().pop_front();
-        match job {
-            Some(job) => {
-                cpu::irq_restore(irq);
-                job();
-            }
-            None => {
-                cpu::wait_for_interrupt();
-                cpu::irq_restore(irq);
-            }
-        }
+    if me.job_count.load(Ordering::Acquire) == 0 {
+        return None;
     }
+    let job = me.jobs.lock().pop_front();
+    if job.is_some() {
+        me.job_count.fetch_sub(1, Ordering::Relaxed);
+    }
+    job
+}
+
+/// True when jobs wait for the calling core.
+pub(crate) fn has_jobs() -> bool {
+    // ORDERING: SeqCst pairs with the SeqCst increment in `run_on` (the sleeper checks after
+    // announcing it sleeps; the sender increments before sending its wake-up).
+    CORES[cpu::core_id()].job_count.load(Ordering::SeqCst) != 0
 }

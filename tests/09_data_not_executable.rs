@@ -2,9 +2,9 @@
 //! instruction takes an instruction abort (permission fault) instead of running it.
 //! qemu-test: configs=a72-smp4
 //! qemu-test: exit=1
-//! qemu-test: expect=^exception: Synchronous CurrentElSpx on core 0: instruction abort \(same EL\)
+//! qemu-test: expect=^exception: Synchronous CurrentElSpx on core 1: instruction abort \(same EL\)
 //! qemu-test: expect=^  permission fault, read access$
-//! qemu-test: expect=^PANIC core 0: unexpected exception: instruction abort \(same EL\)$
+//! qemu-test: expect=^PANIC core 1: unexpected exception: instruction abort \(same EL\)$
 
 #![no_std]
 #![no_main]
@@ -13,7 +13,7 @@ extern crate alloc;
 
 use beamcore::{ExitCode, println};
 
-fn main() -> ExitCode {
+fn fault_in_kernel() -> ExitCode {
     const RET: u32 = 0xd65f_03c0;
     let code = alloc::boxed::Box::new([RET; 4]);
     let address = code.as_ptr() as usize;
@@ -22,6 +22,20 @@ fn main() -> ExitCode {
     let function: extern "C" fn() = unsafe { core::mem::transmute(address) };
     function();
     println!("test failed: executed code from the heap");
+    ExitCode::Failure(1)
+}
+
+/// Runs the faulting code as a kernel job on core 1 (scheduler context, not a process), where
+/// a fault is the kernel's own and must end the run.
+fn main() -> ExitCode {
+    let job = alloc::boxed::Box::new(|| {
+        let _ = fault_in_kernel();
+    });
+    if beamcore::smp::run_on(1, job).is_err() {
+        beamcore::println!("test failed: could not queue work on core 1");
+        return ExitCode::Failure(1);
+    }
+    beamcore::smp::wait_until(|| false);
     ExitCode::Failure(1)
 }
 

@@ -1,21 +1,37 @@
 //! Kernel code is read-only: a store into `.text` takes a permission fault.
 //! qemu-test: configs=a72-smp4
 //! qemu-test: exit=1
-//! qemu-test: expect=^exception: Synchronous CurrentElSpx on core 0: data abort \(same EL\)
+//! qemu-test: expect=^exception: Synchronous CurrentElSpx on core 1: data abort \(same EL\)
 //! qemu-test: expect=^  permission fault, write access$
-//! qemu-test: expect=^PANIC core 0: unexpected exception: data abort \(same EL\)$
+//! qemu-test: expect=^PANIC core 1: unexpected exception: data abort \(same EL\)$
 
 #![no_std]
 #![no_main]
 
+extern crate alloc;
+
 use beamcore::{ExitCode, println};
 
-fn main() -> ExitCode {
-    let target = main as *const () as *mut u32;
+fn fault_in_kernel() -> ExitCode {
+    let target = fault_in_kernel as *const () as *mut u32;
     println!("test: storing to .text at {:#x}", target as usize);
     // SAFETY: none: the store is meant to fault (.text is mapped read-only).
     unsafe { target.write_volatile(0) };
     println!("test failed: wrote to kernel code");
+    ExitCode::Failure(1)
+}
+
+/// Runs the faulting code as a kernel job on core 1 (scheduler context, not a process), where
+/// a fault is the kernel's own and must end the run.
+fn main() -> ExitCode {
+    let job = alloc::boxed::Box::new(|| {
+        let _ = fault_in_kernel();
+    });
+    if beamcore::smp::run_on(1, job).is_err() {
+        beamcore::println!("test failed: could not queue work on core 1");
+        return ExitCode::Failure(1);
+    }
+    beamcore::smp::wait_until(|| false);
     ExitCode::Failure(1)
 }
 

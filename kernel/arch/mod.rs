@@ -2,4 +2,4 @@
 
 pub mod aarch64;
 
-pub use aarch64::{cpu, exception, mmu, psci, timer};
+pub use aarch64::{context, cpu, exception, mmu, psci, timer};

@@ -22,17 +22,23 @@ pub struct Config {
     pub maxcpus: usize,
     /// Timer ticks every core waits in the boot workload before reporting.
     pub ticks: u32,
+    /// Reductions (units of work) a process may spend in one slice before it must yield.
+    pub reductions: u32,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { slice_us: 1000, maxcpus: MAX_CORES, ticks: 10 }
+        Config { slice_us: 1000, maxcpus: MAX_CORES, ticks: 10, reductions: 4000 }
     }
 }
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "slice_us={} maxcpus={} ticks={}", self.slice_us, self.maxcpus, self.ticks)
+        write!(
+            f,
+            "slice_us={} maxcpus={} ticks={} reductions={}",
+            self.slice_us, self.maxcpus, self.ticks, self.reductions
+        )
     }
 }
 
@@ -97,6 +103,7 @@ const SETTINGS: &[Setting] = &[
     Setting { key: "slice_us", min: 100, max: 1_000_000, apply: |c, v| c.slice_us = v as u32 },
     Setting { key: "maxcpus", min: 1, max: MAX_CORES as u64, apply: |c, v| c.maxcpus = v as usize },
     Setting { key: "ticks", min: 1, max: 100_000, apply: |c, v| c.ticks = v as u32 },
+    Setting { key: "reductions", min: 1, max: 1_000_000, apply: |c, v| c.reductions = v as u32 },
 ];
 
 /// Keys that belong to other software sharing the command line (Linux-style console and root
@@ -174,7 +181,7 @@ mod tests {
     #[test]
     fn known_keys_are_applied_and_later_words_win() {
         let parsed = parse("  slice_us=250 maxcpus=2\tticks=1_000 slice_us=500 ");
-        assert_eq!(parsed.config, Config { slice_us: 500, maxcpus: 2, ticks: 1000 });
+        assert_eq!(parsed.config, Config { slice_us: 500, maxcpus: 2, ticks: 1000, ..Config::default() });
         assert!(parsed.rejections.is_empty());
     }
 
@@ -197,7 +204,7 @@ mod tests {
         assert_eq!(parsed.rejections[0].to_string(), "bootargs: slice_us=fast ignored: not a decimal number");
         assert_eq!(
             parsed.rejections[2].to_string(),
-            "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks)"
+            "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions)"
         );
     }
 
@@ -220,6 +227,6 @@ mod tests {
 
     #[test]
     fn config_prints_every_setting() {
-        assert_eq!(Config::default().to_string(), format!("slice_us=1000 maxcpus={MAX_CORES} ticks=10"));
+        assert_eq!(Config::default().to_string(), format!("slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000"));
     }
 }

@@ -5,3 +5,5 @@ pub mod paging;
 
 #[cfg(target_os = "none")]
 pub mod heap;
+#[cfg(target_os = "none")]
+pub mod stack_pool;

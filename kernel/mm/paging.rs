@@ -106,6 +106,12 @@ pub struct PageTables<const N: usize> {
     used: usize,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Granularity {
+    Largest,
+    Pages,
+}
+
 /// Result of translating one address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Translation {
@@ -143,15 +149,49 @@ impl<const N: usize> PageTables<N> {
 
     /// Maps `[virt, virt + bytes)` to `[phys, phys + bytes)` as `kind`, replacing what was there.
     pub fn map(&mut self, virt: u64, phys: u64, bytes: u64, kind: MemoryKind) -> Result<(), MapError> {
-        self.set_range(virt, bytes, Some((phys, kind)))
+        self.set_range(virt, bytes, Some((phys, kind)), Granularity::Largest)
+    }
+
+    /// Like [`map`](Self::map), but always with 4 KiB pages, so that single pages of the range
+    /// can later be unmapped and remapped while other cores use the rest, without splitting a
+    /// live block (which would need break-before-make).
+    pub fn map_pages(&mut self, virt: u64, phys: u64, bytes: u64, kind: MemoryKind) -> Result<(), MapError> {
+        self.set_range(virt, bytes, Some((phys, kind)), Granularity::Pages)
     }
 
     /// Makes `[virt, virt + bytes)` fault on any access (guard pages).
     pub fn unmap(&mut self, virt: u64, bytes: u64) -> Result<(), MapError> {
-        self.set_range(virt, bytes, None)
+        self.set_range(virt, bytes, None, Granularity::Largest)
     }
 
-    fn set_range(&mut self, virt: u64, bytes: u64, target: Option<(u64, MemoryKind)>) -> Result<(), MapError> {
+    /// Sets one existing level-3 page entry: maps `virt` as `kind` (identity) or unmaps it.
+    /// Returns false, changing nothing, when `virt` is not covered by a level-3 table (the range
+    /// was not mapped with [`map_pages`](Self::map_pages)): a live block is never split here.
+    pub fn set_page(&mut self, virt: u64, kind: Option<MemoryKind>) -> bool {
+        let mut table: *mut Table = &mut self.root;
+        for level in 1..=2u32 {
+            let shift = 39 - 9 * level;
+            // SAFETY: as in `set_one`: descriptors only point at tables of `self`.
+            let entry = unsafe { (*table).0[((virt >> shift) & 0x1ff) as usize] };
+            if entry & (VALID | TABLE_OR_PAGE) != VALID | TABLE_OR_PAGE {
+                return false;
+            }
+            table = (entry & ADDRESS_MASK) as *mut Table;
+        }
+        let page = virt & !(PAGE - 1);
+        // SAFETY: `table` is a level-3 table of `self` (walked above).
+        let entry = unsafe { &mut (*table).0[((virt >> 12) & 0x1ff) as usize] };
+        *entry = kind.map_or(0, |kind| page | kind.attributes() | VALID | TABLE_OR_PAGE);
+        true
+    }
+
+    fn set_range(
+        &mut self,
+        virt: u64,
+        bytes: u64,
+        target: Option<(u64, MemoryKind)>,
+        granularity: Granularity,
+    ) -> Result<(), MapError> {
         for address in [virt, bytes, target.map_or(0, |(phys, _)| phys)] {
             if address % PAGE != 0 {
                 return Err(MapError::Unaligned { address });
@@ -165,13 +205,19 @@ impl<const N: usize> PageTables<N> {
         while offset < bytes {
             let va = virt + offset;
             let pa = target.map(|(phys, kind)| (phys + offset, kind));
-            offset += self.set_one(va, pa, bytes - offset)?;
+            offset += self.set_one(va, pa, bytes - offset, granularity)?;
         }
         Ok(())
     }
 
     /// Writes the largest block at `va` that fits in `remaining`; returns its size.
-    fn set_one(&mut self, va: u64, target: Option<(u64, MemoryKind)>, remaining: u64) -> Result<u64, MapError> {
+    fn set_one(
+        &mut self,
+        va: u64,
+        target: Option<(u64, MemoryKind)>,
+        remaining: u64,
+        granularity: Granularity,
+    ) -> Result<u64, MapError> {
         let mut table: *mut Table = &mut self.root;
         for level in 1..=3u32 {
             let shift = 39 - 9 * level;
@@ -181,7 +227,7 @@ impl<const N: usize> PageTables<N> {
             // SAFETY: `table` points at the root or at a pool table of `self`, which we borrow
             // mutably; descriptors only ever hold addresses of those tables.
             let entry = unsafe { &mut (*table).0[index] };
-            if level == 3 || (aligned && remaining >= block) {
+            if level == 3 || (granularity == Granularity::Largest && aligned && remaining >= block) {
                 let page_bit = if level == 3 { TABLE_OR_PAGE } else { 0 };
                 *entry = match target {
                     Some((pa, kind)) => pa | kind.attributes() | VALID | page_bit,
@@ -290,6 +336,23 @@ mod tests {
         let far = t.translate(GIB + 600 * MIB).unwrap();
         assert_eq!((far.physical, far.kind, far.block_bytes), (GIB + 600 * MIB, MemoryKind::ReadWrite, 2 * MIB));
         assert_eq!(t.tables_used(), 2);
+    }
+
+    #[test]
+    fn page_granular_ranges_can_toggle_single_pages_without_new_tables() {
+        let mut t = tables();
+        t.map(GIB, GIB, GIB, MemoryKind::ReadWrite).unwrap();
+        let pool = GIB + 64 * MIB;
+        t.map_pages(pool, pool, 4 * MIB, MemoryKind::ReadWrite).unwrap();
+        let used = t.tables_used();
+        assert_eq!(t.translate(pool).unwrap().block_bytes, PAGE);
+        assert!(t.set_page(pool + 5 * PAGE, None));
+        assert!(t.translate(pool + 5 * PAGE).is_none());
+        assert!(t.set_page(pool + 5 * PAGE + 8, Some(MemoryKind::ReadWrite)));
+        assert_eq!(t.translate(pool + 5 * PAGE).unwrap().physical, pool + 5 * PAGE);
+        assert!(!t.set_page(GIB + 512 * MIB, None), "a 2 MiB block must not be split by set_page");
+        assert_eq!(t.translate(GIB + 512 * MIB).unwrap().block_bytes, 2 * MIB);
+        assert_eq!(t.tables_used(), used);
     }
 
     #[test]

@@ -1,4 +1,31 @@
-//! Scheduling: the per-core work-stealing deque (and, later, processes, run queues and the
-//! load balancer). Everything here is pure and compiles for the host as well.
+//! Scheduling: BEAM-style processes on one scheduler per core, their run queues (the per-core
+//! work-stealing deque), priorities and messages.
+//!
+//! The pure parts (the deque, the priority rules) compile for the host too; the processes and
+//! the scheduler proper are bare-metal only.
 
 pub mod deque;
+pub mod priority;
+
+#[cfg(target_os = "none")]
+mod process;
+#[cfg(target_os = "none")]
+mod scheduler;
+#[cfg(target_os = "none")]
+mod api;
+
+#[cfg(target_os = "none")]
+pub use api::{
+    bump_reductions, core_stats, exit, is_alive, kill, monitor, placement, process_count, receive, receive_timeout,
+    self_pid, send, spawn, spawn_with, yield_now,
+};
+#[cfg(target_os = "none")]
+pub use process::{
+    Affinity, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, DEFAULT_STACK_BYTES, MAX_PROCESSES,
+};
+#[cfg(target_os = "none")]
+pub use scheduler::CoreStats;
+#[cfg(target_os = "none")]
+pub(crate) use scheduler::{init_global, init_this_core, on_process_fault, on_tick, run_loop};
+
+pub use priority::Priority;

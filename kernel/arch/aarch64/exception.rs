@@ -1,9 +1,11 @@
 //! EL1 exceptions: the vector table (vectors.S), the saved context, and what each kind of
 //! exception leads to.
 //!
-//! IRQs go to the interrupt dispatcher. Any other exception is, for now, a kernel fault: it
-//! prints the exception class, ELR, FAR and every register, then a `PANIC` line, and exits
-//! QEMU with a failure status (the console contract in DESIGN.md).
+//! IRQs go to the interrupt dispatcher. A synchronous exception taken from a process (EL1 on
+//! SP_EL0) ends that process (fault, or stack overflow when it hit its guard page) and the
+//! kernel goes on. Any other exception is a kernel fault: it prints the exception class, ELR,
+//! FAR and every register, then a `PANIC` line, and exits QEMU with a failure status (the
+//! console contract in DESIGN.md).
 
 use core::fmt;
 
@@ -157,6 +159,13 @@ unsafe extern "C" fn exception_dispatch(vector: u64, frame: *mut TrapFrame) {
     let (origin, kind) = decode(vector);
     if kind == Kind::Irq && matches!(origin, Origin::CurrentElSp0 | Origin::CurrentElSpx) {
         crate::smp::handle_irq(frame);
+        return;
+    }
+    if kind == Kind::Synchronous
+        && origin == Origin::CurrentElSp0
+        && crate::sched::on_process_fault(frame, ESR_EL1.get(), FAR_EL1.get())
+    {
+        // A process faulted: it is ended and the exception returns into its core's scheduler.
         return;
     }
     let report =

@@ -18,15 +18,19 @@ use crate::platform::{GicDescription, Platform, Region};
 
 /// Translation tables beyond the root: enough for a few GiB of RAM split around the kernel
 /// image and the device windows of both boards.
-const POOL_TABLES: usize = 32;
+/// (The stack pool, mapped with 4 KiB pages, takes one table per 2 MiB of it.)
+const POOL_TABLES: usize = 80;
 
 struct KernelTables(UnsafeCell<PageTables<POOL_TABLES>>);
 
-// SAFETY: the tables are written only by the boot core in `build_identity_map`, before any
-// other core runs; afterwards they are only read (by the MMU and `translate`).
+// SAFETY: the tables are written by the boot core in `build_identity_map`, before any other
+// core runs; afterwards only single level-3 entries change, under `PAGE_LOCK`
+// (`set_page_mapped`), which never allocates or splits tables.
 unsafe impl Sync for KernelTables {}
 
 static TABLES: KernelTables = KernelTables(UnsafeCell::new(PageTables::new()));
+/// Serialises run-time changes of single page entries (guard pages of process stacks).
+static PAGE_LOCK: crate::sync::IrqSpinLock<()> = crate::sync::IrqSpinLock::new(());
 
 fn page_round(region: Region) -> (u64, u64) {
     let page = PAGE_BYTES as u64;
@@ -38,11 +42,13 @@ fn page_round(region: Region) -> (u64, u64) {
 /// Builds the kernel's identity map for this platform and image.
 ///
 /// # Safety
-/// Boot core only, once, before any core has turned its MMU on.
+/// Boot core only, once, before any core has turned its MMU on. `page_granular` is mapped
+/// read-write with 4 KiB pages (the process stack pool, whose guard pages change at run time).
 pub unsafe fn build_identity_map(
     platform: &Platform,
     image: &ImageLayout,
     extra_devices: &[Region],
+    page_granular: Region,
 ) -> Result<(), MapError> {
     // SAFETY: exclusive access per the contract: no other core runs, the MMU is off.
     let tables = unsafe { &mut *TABLES.0.get() };
@@ -50,6 +56,7 @@ pub unsafe fn build_identity_map(
         let (start, bytes) = page_round(ram);
         tables.map(start, start, bytes, MemoryKind::ReadWrite)?;
     }
+    tables.map_pages(page_granular.base, page_granular.base, page_granular.bytes, MemoryKind::ReadWrite)?;
     let text = image.kernel_start as u64;
     tables.map(text, text, (image.text_end - image.kernel_start) as u64, MemoryKind::Code)?;
     let rodata = image.rodata_start as u64;
@@ -79,6 +86,34 @@ pub unsafe fn build_identity_map(
     }
     barrier::dsb(barrier::SY);
     Ok(())
+}
+
+/// Maps (`true`) or unmaps (`false`) the single page at `address`, which must lie in the
+/// page-granular region given to `build_identity_map`; returns false if it does not. Every core
+/// sees the change when this returns (the stale translation is invalidated inner-shareable).
+pub fn set_page_mapped(address: usize, mapped: bool) -> bool {
+    let _guard = PAGE_LOCK.lock();
+    let kind = mapped.then_some(MemoryKind::ReadWrite);
+    // SAFETY: single level-3 entries change only under PAGE_LOCK (see `KernelTables`); the MMU
+    // reads entries atomically (64-bit aligned stores).
+    let changed = unsafe { (*TABLES.0.get()).set_page(address as u64, kind) };
+    if changed {
+        // ORDERING: the entry store must be visible to every core's table walker before the TLB
+        // invalidation (DSB ISHST), and the invalidation complete on every core (DSB ISH)
+        // before anyone relies on the new mapping (ISB for this core's own fetches).
+        // SAFETY: TLB maintenance by VA for the page just changed; affects no memory.
+        unsafe {
+            core::arch::asm!(
+                "dsb ishst",
+                "tlbi vae1is, {page}",
+                "dsb ish",
+                "isb",
+                page = in(reg) (address as u64) >> 12,
+                options(nostack, preserves_flags)
+            )
+        };
+    }
+    changed
 }
 
 /// What the tables say about `address`, for tests and fault reports.

@@ -1,1 +1,60 @@
-//! placeholder: being written
+//! The per-core lock-free work-stealing deque (Chase-Lev), pure and host-testable.
+//!
+//! Each core owns one deque: it pushes and pops at the *bottom* (newest first, for locality);
+//! other cores steal at the *top* (oldest first). Orderings follow Lê, Pop, Cohen and Zappa
+//! Nardelli, "Correct and Efficient Work-Stealing for Weak Memory Models" (PPoPP 2013); each
+//! fence and each non-Relaxed access in [`chase_lev`] says what it pairs with and which race it
+//! closes, and `docs/deque.md` maps them to ARMv8 instructions.
+//!
+//! ```text
+//!            Worker (owner core, !Sync)                 Stealer (any core, Clone + Sync)
+//!   push ─> [ bottom ... ... ... top ] ─> steal          WorkQueue = Worker + overflow queue
+//!   pop  <─                                              WorkQueueStealer = Stealer + overflow
+//! ```
+//!
+//! - [`Worker`]/[`Stealer`]: the raw deque of `u64` items with a fixed power-of-two capacity;
+//!   results that tell causes apart ([`Steal`], [`Pop`], [`Full`]).
+//! - [`WorkQueue`]/[`WorkQueueStealer`]: the deque plus a locked overflow, so nothing is lost
+//!   when the deque is full.
+//! - [`BoxWorker`]/[`BoxStealer`]: a typed face for `Box<T>` items.
+//! - [`DequeAtomics`]: the seam to the hardware, picked by type parameter: [`Portable`]
+//!   (`core::sync::atomic`, or loom's under `cfg(loom)`) or `Aarch64Asm` (hand-written
+//!   LDXR/STXR and DMB, `target_arch = "aarch64"` only). [`NativeAtomics`] names the one the
+//!   kernel uses.
+//!
+//! `cfg(deque_omit_pop_barrier)` deliberately breaks the deque by removing the full barrier in
+//! `pop`; it exists only so tests can show that the barrier is needed (loom finds the double
+//! take, see `docs/deque.md`). Never build a kernel with it.
+
+mod boxed;
+mod chase_lev;
+mod outcome;
+mod overflow;
+mod portable;
+mod primitives;
+mod shim;
+
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+
+#[cfg(test)]
+mod tests;
+
+pub use boxed::{BoxStealer, BoxWorker};
+pub use chase_lev::{Stealer, Worker};
+pub use outcome::{CapacityError, Full, Pop, Steal};
+pub use overflow::{Placement, WorkQueue, WorkQueueStealer};
+pub use portable::Portable;
+pub use primitives::{CasFailure, DequeAtomics};
+
+#[cfg(target_arch = "aarch64")]
+pub use aarch64::{Aarch64Asm, STORE_EXCLUSIVE_ATTEMPTS};
+
+/// The atomic primitive the kernel's deques use on this architecture: the hand-written
+/// LDXR/STXR version on AArch64, [`Portable`] elsewhere and whenever loom is checking.
+#[cfg(all(target_arch = "aarch64", not(loom)))]
+pub type NativeAtomics = Aarch64Asm;
+/// The atomic primitive the kernel's deques use on this architecture: the hand-written
+/// LDXR/STXR version on AArch64, [`Portable`] elsewhere and whenever loom is checking.
+#[cfg(not(all(target_arch = "aarch64", not(loom))))]
+pub type NativeAtomics = Portable;

@@ -1,0 +1,98 @@
+// Context switches between a core's scheduler and its processes.
+//
+// The scheduler runs on the core's boot stack with SPSel = 1 (SP_EL1); processes run at EL1
+// with SPSel = 0, on their own stacks (SP_EL0). Exceptions always switch to SP_EL1, so a
+// process that overflows into its guard page faults onto the scheduler's stack, which is
+// intact, and a trap frame for a preempted process lands below the scheduler's suspended frame.
+//
+// A voluntary switch saves only what AAPCS64 says a callee must preserve: x19-x28, fp, lr, sp
+// and d8-d15 (the low halves of v8-v15). Layout of `Context` (kernel/arch/aarch64/context.rs):
+//   0 x19 x20 | 16 x21 x22 | 32 x23 x24 | 48 x25 x26 | 64 x27 x28 | 80 x29 x30 | 96 sp
+//   104 d8 d9 | 120 d10 d11 | 136 d12 d13 | 152 d14 d15 | 168 end
+
+.macro save_callee_saved ctx
+    stp     x19, x20, [\ctx, #0]
+    stp     x21, x22, [\ctx, #16]
+    stp     x23, x24, [\ctx, #32]
+    stp     x25, x26, [\ctx, #48]
+    stp     x27, x28, [\ctx, #64]
+    stp     x29, x30, [\ctx, #80]
+    mov     x9, sp
+    str     x9, [\ctx, #96]
+    stp     d8, d9, [\ctx, #104]
+    stp     d10, d11, [\ctx, #120]
+    stp     d12, d13, [\ctx, #136]
+    stp     d14, d15, [\ctx, #152]
+.endm
+
+.macro load_callee_saved_except_sp ctx
+    ldp     x19, x20, [\ctx, #0]
+    ldp     x21, x22, [\ctx, #16]
+    ldp     x23, x24, [\ctx, #32]
+    ldp     x25, x26, [\ctx, #48]
+    ldp     x27, x28, [\ctx, #64]
+    ldp     x29, x30, [\ctx, #80]
+    ldp     d8, d9, [\ctx, #104]
+    ldp     d10, d11, [\ctx, #120]
+    ldp     d12, d13, [\ctx, #136]
+    ldp     d14, d15, [\ctx, #152]
+.endm
+
+.section .text.context, "ax"
+
+// switch_to_process(scheduler: *mut Context, process: *const Context)
+// Scheduler side, SPSel = 1, IRQs masked. Returns when the process switches back.
+.global context_switch_to_process
+context_switch_to_process:
+    save_callee_saved x0
+    load_callee_saved_except_sp x1
+    ldr     x9, [x1, #96]
+    msr     spsel, #0
+    mov     sp, x9
+    ret
+
+// switch_to_scheduler(process: *mut Context, scheduler: *const Context)
+// Process side, SPSel = 0, IRQs masked. Returns when the scheduler runs this process again.
+.global context_switch_to_scheduler
+context_switch_to_scheduler:
+    save_callee_saved x0
+    msr     spsel, #1
+    load_callee_saved_except_sp x1
+    ldr     x9, [x1, #96]
+    mov     sp, x9
+    ret
+
+// resume_preempted(scheduler: *mut Context, frame: *const TrapFrame)
+// Scheduler side: saves the scheduler like a switch, copies the preempted process's trap frame
+// onto this stack and leaves through the exception return path, which restores every register
+// of the process (SPSR says EL1t: SP_EL0 comes back from the frame).
+.global context_resume_preempted
+context_resume_preempted:
+    save_callee_saved x0
+    sub     sp, sp, #800
+    mov     x2, sp
+    mov     x3, #50
+1:  ldp     x4, x5, [x1], #16
+    stp     x4, x5, [x2], #16
+    subs    x3, x3, #1
+    b.ne    1b
+    b       trap_return
+
+// Where an exception "returns" when it ends the running process's turn (preemption or a
+// fatal fault): x0 = the scheduler's Context; continue in the scheduler as if its
+// context_switch_to_process had returned.
+.global context_return_to_scheduler
+context_return_to_scheduler:
+    load_callee_saved_except_sp x0
+    ldr     x9, [x0, #96]
+    mov     sp, x9
+    ret
+
+// First entry of a new process (the lr of its initial Context): x19 holds its slot index.
+.global context_process_start
+context_process_start:
+    mov     x0, x19
+    mov     x29, #0
+    bl      process_entry
+1:  wfe
+    b       1b

@@ -1,0 +1,93 @@
+//! Saved execution contexts and the switches between a core's scheduler and its processes
+//! (context.S).
+
+use super::exception::TrapFrame;
+
+core::arch::global_asm!(include_str!("context.S"));
+
+/// What a voluntary switch keeps: the AAPCS64 callee-saved registers and the stack pointer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Context {
+    x19_x28: [u64; 10],
+    fp: u64,
+    lr: u64,
+    sp: u64,
+    d8_d15: [u64; 8],
+}
+
+const _: () = assert!(core::mem::size_of::<Context>() == 168, "must match the layout in context.S");
+
+unsafe extern "C" {
+    fn context_switch_to_process(scheduler: *mut Context, process: *const Context);
+    fn context_switch_to_scheduler(process: *mut Context, scheduler: *const Context);
+    fn context_resume_preempted(scheduler: *mut Context, frame: *const TrapFrame);
+    fn context_return_to_scheduler();
+    fn context_process_start();
+}
+
+/// SPSR.M for EL1 with SP_EL0 ("EL1t"): how a trap frame shows that a process was running.
+pub const SPSR_EL1T: u64 = 0b0100;
+/// SPSR for resuming the scheduler from an exception: EL1h, D, A, I, F masked.
+const SPSR_EL1H_MASKED: u64 = 0x3c5;
+
+impl Context {
+    /// An all-zero context, for statics.
+    pub const ZERO: Context = Context { x19_x28: [0; 10], fp: 0, lr: 0, sp: 0, d8_d15: [0; 8] };
+
+    /// The context of a process that has not run yet: it starts in `process_entry(slot)` on
+    /// the stack whose top is `stack_top`.
+    pub fn new_process(stack_top: usize, slot: u32) -> Context {
+        let mut context = Context::default();
+        context.x19_x28[0] = u64::from(slot);
+        context.lr = context_process_start as *const () as u64;
+        context.sp = stack_top as u64;
+        context
+    }
+}
+
+/// Runs the process whose context is `process` until it switches back.
+///
+/// # Safety
+/// On the scheduler side (SPSel = 1) with IRQs masked; `process` is a context saved by
+/// [`switch_to_scheduler`] or made by [`Context::new_process`], whose stack is still allocated.
+pub unsafe fn switch_to_process(scheduler: &mut Context, process: &Context) {
+    // SAFETY: forwarded contract; the assembly saves exactly the callee-saved state.
+    unsafe { context_switch_to_process(scheduler, process) }
+}
+
+/// Gives the core back to its scheduler; returns when the scheduler runs this process again.
+///
+/// # Safety
+/// On a process (SPSel = 0) with IRQs masked; `scheduler` is this core's scheduler context.
+pub unsafe fn switch_to_scheduler(process: &mut Context, scheduler: &Context) {
+    // SAFETY: forwarded contract.
+    unsafe { context_switch_to_scheduler(process, scheduler) }
+}
+
+/// Resumes a preempted process from its saved trap frame; returns when it switches back.
+///
+/// # Safety
+/// As [`switch_to_process`]; `frame` is a frame saved by [`end_turn_from_exception`] that
+/// lies on the process's own stack (it is copied before use).
+pub unsafe fn resume_preempted(scheduler: &mut Context, frame: *const TrapFrame) {
+    // SAFETY: forwarded contract.
+    unsafe { context_resume_preempted(scheduler, frame) }
+}
+
+/// True when the trap frame interrupted a process (EL1 with SP_EL0).
+pub fn interrupted_process(frame: &TrapFrame) -> bool {
+    frame.spsr & 0xf == SPSR_EL1T
+}
+
+/// Makes the current exception return into the scheduler instead of the interrupted process:
+/// the scheduler continues as if its `switch_to_process` had returned.
+///
+/// # Safety
+/// `frame` is the current exception's frame, taken while a process ran on this core, and
+/// `scheduler` is this core's scheduler context saved by `switch_to_process`.
+pub unsafe fn end_turn_from_exception(frame: &mut TrapFrame, scheduler: *const Context) {
+    frame.elr = context_return_to_scheduler as *const () as u64;
+    frame.spsr = SPSR_EL1H_MASKED;
+    frame.x[0] = scheduler as u64;
+}

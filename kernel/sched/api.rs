@@ -1,0 +1,244 @@
+//! The process API: spawn, identity, yielding, reductions, messages, exit, monitors.
+//!
+//! Every call that blocks or yields must come from a process (the program's `main` runs as
+//! one). Calls that only send or spawn work from anywhere.
+
+use alloc::boxed::Box;
+use core::sync::atomic::Ordering;
+
+use super::process::{self, lookup, Affinity, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State};
+use super::scheduler::{self, CoreStats, Pending};
+use crate::arch::context::Context;
+use crate::arch::cpu;
+use crate::mm::{heap, stack_pool};
+use crate::{smp, time};
+
+/// Spawns a normal-priority process running `function` on the calling core.
+pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnError> {
+    spawn_with(SpawnOptions::default(), function)
+}
+
+/// Spawns a process with `options`.
+pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
+    let core = match options.affinity {
+        Affinity::Bound(core) => core,
+        Affinity::Free => options.core.unwrap_or_else(cpu::core_id),
+    };
+    if core >= smp::cores_online() {
+        return Err(SpawnError::NoSuchCore(core));
+    }
+    let entry: Box<dyn FnOnce() + Send> = heap::try_box(function).map_err(SpawnError::OutOfMemory)?;
+    let stack = stack_pool::allocate(options.stack_bytes).map_err(SpawnError::OutOfMemory)?;
+    let Some(slot) = process::allocate_slot() else {
+        stack_pool::free(stack);
+        return Err(SpawnError::TableFull);
+    };
+    let process = process::slot(slot);
+    process.priority.store(options.priority as u8, Ordering::Relaxed);
+    let bound = match options.affinity {
+        Affinity::Bound(core) => core,
+        Affinity::Free => usize::MAX,
+    };
+    process.bound_core.store(bound, Ordering::Relaxed);
+    process.core.store(core, Ordering::Relaxed);
+    process.migrations.store(0, Ordering::Relaxed);
+    process.kill_requested.store(false, Ordering::Relaxed);
+    // SAFETY: the slot was free: no core owns the process yet, nobody else can reach it until
+    // `state` below says it exists (lookups check it under the same lock).
+    let local = unsafe { process.local() };
+    local.context = Context::new_process(stack.top(), slot);
+    local.preempted_frame = None;
+    local.entry = Some(entry);
+    local.stack = Some(stack);
+    local.low_passes = 0;
+    let pid = {
+        let mut shared = process.shared.lock();
+        shared.state = State::Runnable;
+        shared.timed_out = false;
+        shared.mailbox.clear();
+        shared.monitors.clear();
+        Pid { index: slot, generation: shared.generation }
+    };
+    scheduler::admit(core, slot);
+    Ok(pid)
+}
+
+/// First Rust code of every process, called from `context_process_start` on its own stack.
+#[unsafe(no_mangle)]
+extern "C" fn process_entry(slot: u64) -> ! {
+    let process = process::slot(slot as u32);
+    // SAFETY: the process runs on its own core; its entry is taken once.
+    let entry = unsafe { process.local().entry.take() };
+    cpu::irq_enable();
+    if let Some(entry) = entry {
+        entry();
+    }
+    exit(ExitReason::Normal)
+}
+
+/// The pid of the calling process, or `None` outside a process.
+pub fn self_pid() -> Option<Pid> {
+    let slot = scheduler::current_slot()?;
+    let generation = process::slot(slot).shared.lock().generation;
+    Some(Pid { index: slot, generation })
+}
+
+/// Ends the calling process's turn; it goes to the back of its run queue.
+pub fn yield_now() {
+    if scheduler::current_slot().is_some() {
+        scheduler::switch_out(Pending::Requeue);
+    }
+}
+
+/// Charges `reductions` units of work to the calling process; when its budget for the slice
+/// (bootarg `reductions=`, default 4000) is spent, it yields.
+pub fn bump_reductions(reductions: u32) {
+    let Some(slot) = scheduler::current_slot() else { return };
+    let irq = cpu::irq_save();
+    // SAFETY: the running process on its own core, IRQs masked.
+    let local = unsafe { process::slot(slot).local() };
+    local.reductions -= i64::from(reductions);
+    let spent = local.reductions <= 0;
+    cpu::irq_restore(irq);
+    if spent {
+        yield_now();
+    }
+}
+
+/// Delivers `message` to `pid`'s mailbox and wakes it if it waits. Never blocks.
+pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
+    let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
+    let wake = {
+        let mut shared = process.shared.lock();
+        if shared.generation != pid.generation || shared.state == State::Free {
+            return Err(SendError::NoProc(pid));
+        }
+        if shared.mailbox.try_reserve(1).is_err() {
+            return Err(SendError::OutOfMemory(pid));
+        }
+        shared.mailbox.push_back(message);
+        let wake = shared.state == State::Waiting;
+        if wake {
+            shared.state = State::Runnable;
+        }
+        wake
+    };
+    if wake {
+        scheduler::make_runnable(pid.index);
+    }
+    Ok(())
+}
+
+/// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
+/// runs others or sleeps meanwhile.
+pub fn receive() -> Message {
+    loop {
+        if let Some(message) = wait_for_message(None) {
+            return message;
+        }
+    }
+}
+
+/// Like [`receive`], but gives up after `timeout_us` microseconds and returns `None`.
+pub fn receive_timeout(timeout_us: u64) -> Option<Message> {
+    let deadline = time::now_ticks().saturating_add(time::us_to_ticks(timeout_us));
+    loop {
+        match wait_for_message(Some(deadline)) {
+            Some(message) => return Some(message),
+            None if time::now_ticks() >= deadline => return None,
+            None => {}
+        }
+    }
+}
+
+/// Takes a message, or blocks once (until a message or the deadline) and returns `None`.
+fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
+    let slot = scheduler::current_slot().expect("receive is called from a process");
+    let process = process::slot(slot);
+    let irq = cpu::irq_save();
+    {
+        let mut shared = process.shared.lock();
+        if let Some(message) = shared.mailbox.pop_front() {
+            drop(shared);
+            cpu::irq_restore(irq);
+            return Some(message);
+        }
+        if deadline.is_some_and(|d| time::now_ticks() >= d) {
+            drop(shared);
+            cpu::irq_restore(irq);
+            return None;
+        }
+        shared.state = State::Waiting;
+        shared.timed_out = false;
+        shared.wait_sequence = shared.wait_sequence.wrapping_add(1);
+        if let Some(deadline) = deadline {
+            scheduler::add_timeout(slot, deadline, shared.wait_sequence);
+        }
+    }
+    scheduler::switch_out(Pending::Block);
+    cpu::irq_restore(irq);
+    let message = process.shared.lock().mailbox.pop_front();
+    message
+}
+
+/// Ends the calling process with `reason`; its monitors are told.
+pub fn exit(reason: ExitReason) -> ! {
+    scheduler::switch_out(Pending::Exit(reason));
+    unreachable!("an exited process is never scheduled again")
+}
+
+/// Asks to be told when `pid` ends: the caller receives `Message::Down { pid, reason }` (with
+/// `ExitReason::NoProc` at once if `pid` has already ended).
+pub fn monitor(pid: Pid) -> Result<(), SendError> {
+    let me = self_pid().expect("monitor is called from a process");
+    if let Some(process) = process::slot_checked(pid.index) {
+        let mut shared = process.shared.lock();
+        if shared.generation == pid.generation && shared.state != State::Free {
+            if shared.monitors.try_reserve(1).is_err() {
+                return Err(SendError::OutOfMemory(pid));
+            }
+            shared.monitors.push(me);
+            return Ok(());
+        }
+    }
+    send(me, Message::Down { pid, reason: ExitReason::NoProc })
+}
+
+/// Ends `pid` with reason `Killed` the next time its core would run it (at once if it waits).
+pub fn kill(pid: Pid) -> Result<(), SendError> {
+    let process = lookup(pid).ok_or(SendError::NoProc(pid))?;
+    process.kill_requested.store(true, Ordering::Release);
+    let wake = {
+        let mut shared = process.shared.lock();
+        let wake = shared.generation == pid.generation && shared.state == State::Waiting;
+        if wake {
+            shared.state = State::Runnable;
+        }
+        wake
+    };
+    if wake {
+        scheduler::make_runnable(pid.index);
+    }
+    Ok(())
+}
+
+/// True while `pid` names a live process.
+pub fn is_alive(pid: Pid) -> bool {
+    lookup(pid).is_some()
+}
+
+/// Processes alive now, on all cores.
+pub fn process_count() -> usize {
+    process::live_count()
+}
+
+/// Scheduler counters of `core`.
+pub fn core_stats(core: usize) -> &'static CoreStats {
+    &scheduler::scheduler(core).stats
+}
+
+/// The core a live process is on, and how often it has migrated.
+pub fn placement(pid: Pid) -> Option<(usize, u32)> {
+    let process = lookup(pid)?;
+    Some((process.core.load(Ordering::Relaxed), process.migrations.load(Ordering::Relaxed)))
+}

@@ -1,0 +1,172 @@
+//! `Aarch64Asm`: the deque's atomic primitive written by hand in LDXR/STXR, LDAR and DMB.
+//!
+//! Why by hand: the compiler, told the CPU has LSE (ARMv8.1 atomics), turns a compare-and-swap
+//! into CASAL; Cortex-A72 (Raspberry Pi 4) has no LSE, and the design wants the same exclusive
+//! load/store sequence on every core, with its retry on a lost reservation made visible
+//! ([`CasFailure::StoreExclusiveFailed`]) instead of hidden in a loop. The instruction choices,
+//! against the ARMv8 memory model (ARM ARM B2.3, "other-multi-copy atomic"):
+//!
+//! | trait operation        | instructions           | why this is enough                                  |
+//! |------------------------|------------------------|-----------------------------------------------------|
+//! | `load_relaxed`         | `LDR`                  | aligned 64-bit accesses are single-copy atomic      |
+//! | `store_relaxed`        | `STR`                  | same                                                |
+//! | `load_acquire`         | `LDAR`                 | Load-Acquire: no later access is performed before it |
+//! | `fence_release`        | `DMB ISH`              | orders earlier loads *and* stores before later stores (`DMB ISHST` orders only stores, and a release must also keep earlier loads of the item's data before the publishing store) |
+//! | `fence_full`           | `DMB ISH`              | the only ARMv8 barrier that orders an earlier store before a later load (the store-buffering shape of `pop` against `steal`) |
+//! | `compare_exchange_top` | `LDAXR`/`CMP`/`STLXR`, `CLREX` on mismatch | the standard seq_cst RMW mapping: acquire on the load-exclusive, release on the store-exclusive; a Release (STLR-class) followed by an Acquire (LDAR-class) is ordered on ARMv8 (RCsc), so it is totally ordered with the DMBs |
+//!
+//! Every fence is inner-shareable (`ISH`): all cores of the kernel are in one inner-shareable
+//! domain. Exclusives are only architecturally reliable on Normal, inner-shareable, cacheable
+//! memory: the deque must live in memory mapped that way (the kernel's heap is), with the MMU
+//! on. `top` sits alone on its 64-byte line (the A72 reservation granule), so the owner's
+//! stores to `bottom` cannot clear a thief's monitor.
+
+use core::arch::asm;
+use core::sync::atomic::AtomicU64;
+
+use super::primitives::{CasFailure, DequeAtomics};
+
+/// Attempts of the compare-and-swap on `top` whose store-exclusive may fail while the value is
+/// still the expected one, before reporting [`CasFailure::StoreExclusiveFailed`]. A failure
+/// needs the monitor cleared between LDAXR and STLXR (an interrupt, a line eviction, a store to
+/// the granule), so a second attempt nearly always succeeds; the bound keeps an unlucky core
+/// from spinning unseen.
+pub const STORE_EXCLUSIVE_ATTEMPTS: u32 = 8;
+
+/// What one LDAXR/STLXR attempt reported.
+const STATUS_STORED: u32 = 0;
+const STATUS_COMPARE_FAILED: u32 = 2;
+
+/// The deque's atomics as hand-written AArch64 instructions (no LSE), for the kernel.
+#[derive(Debug)]
+pub enum Aarch64Asm {}
+
+impl DequeAtomics for Aarch64Asm {
+    type Index = AtomicU64;
+
+    fn new_index(initial: u64) -> AtomicU64 {
+        AtomicU64::new(initial)
+    }
+
+    fn load_relaxed(index: &AtomicU64) -> u64 {
+        let value: u64;
+        // SAFETY: `index.as_ptr()` is an 8-byte-aligned pointer to a live `u64` owned by an
+        // `AtomicU64` that the borrow keeps alive; an aligned 64-bit LDR is single-copy atomic,
+        // so it is a Relaxed atomic load and races with other atomic accesses are defined.
+        unsafe {
+            asm!(
+                "ldr {value}, [{address}]",
+                address = in(reg) index.as_ptr(),
+                value = lateout(reg) value,
+                options(nostack, preserves_flags, readonly),
+            );
+        }
+        value
+    }
+
+    fn load_acquire(index: &AtomicU64) -> u64 {
+        let value: u64;
+        // ORDERING: LDAR is a Load-Acquire: no later load or store of this core is performed
+        // before it, which is C11 acquire. Each call site in chase_lev.rs names the release it
+        // pairs with. No `readonly` option: the asm also stops the compiler from hoisting later
+        // memory accesses above it.
+        // SAFETY: as in `load_relaxed`: an aligned, live `u64` behind an `AtomicU64`, accessed
+        // by a single-copy-atomic 64-bit instruction.
+        unsafe {
+            asm!(
+                "ldar {value}, [{address}]",
+                address = in(reg) index.as_ptr(),
+                value = lateout(reg) value,
+                options(nostack, preserves_flags),
+            );
+        }
+        value
+    }
+
+    fn store_relaxed(index: &AtomicU64, value: u64) {
+        // SAFETY: `index.as_ptr()` is an aligned pointer to a live `u64` inside an `AtomicU64`
+        // (interior mutability: writing through a shared borrow is what atomics are for); an
+        // aligned 64-bit STR is single-copy atomic, a Relaxed atomic store.
+        unsafe {
+            asm!(
+                "str {value}, [{address}]",
+                address = in(reg) index.as_ptr(),
+                value = in(reg) value,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+
+    fn fence_release() {
+        // ORDERING: DMB ISH orders every earlier load and store of this core before every later
+        // one, as observed by all cores of the inner-shareable domain; `push` uses it between
+        // the slot write and the store of `bottom`, pairing with the LDAR of `bottom` in
+        // `steal`. DMB ISHST would order the stores but not earlier loads of the item's data
+        // (C11 release requires both), so the full DMB it is. The asm has no `nomem`: it is a
+        // compiler barrier too.
+        // SAFETY: a barrier instruction touches no memory and no register.
+        unsafe { asm!("dmb ish", options(nostack, preserves_flags)) };
+    }
+
+    fn fence_full() {
+        // ORDERING: DMB ISH is the C11 seq_cst fence on ARMv8 and the only barrier that keeps
+        // an earlier store before a later load. `pop` needs exactly that between its STR of
+        // `bottom` and its LDR of `top`, and pairs it with the DMB in `steal` between LDAR of
+        // `top` and LDAR of `bottom`: because ARMv8 is other-multi-copy atomic, once either
+        // core's DMB has completed its earlier access is visible to all, so at least one of the
+        // two loads after the barriers sees the other core's write (the store-buffering litmus
+        // test SB+dmb+dmb is forbidden). The asm has no `nomem`: it is a compiler barrier too.
+        // SAFETY: a barrier instruction touches no memory and no register.
+        unsafe { asm!("dmb ish", options(nostack, preserves_flags)) };
+    }
+
+    fn compare_exchange_top(top: &AtomicU64, expected: u64, new: u64) -> Result<(), CasFailure> {
+        for _attempt in 0..STORE_EXCLUSIVE_ATTEMPTS {
+            let observed: u64;
+            let status: u32;
+            // ORDERING: LDAXR (load-acquire exclusive) + STLXR (store-release exclusive) is the
+            // seq_cst read-modify-write of the C11-to-ARMv8 mapping. The release half (STLXR)
+            // pairs with the LDAR of `top` in `push` (a thief's slot read happens-before the
+            // owner's overwrite of that slot) and in the next `steal`. STLXR followed by a later
+            // LDAR/LDAXR is ordered on ARMv8 (RCsc), and DMB ISH orders everything, so the CAS
+            // takes its place in the total order with the fences. The exclusive pair makes the
+            // compare-and-swap atomic: a store to `top` by another core between LDAXR and STLXR
+            // clears our monitor and the STLXR fails. On a mismatch CLREX drops the monitor and
+            // nothing is written (failure ordering: none needed).
+            // SAFETY: `top.as_ptr()` is an aligned, live `u64` inside an `AtomicU64`; the
+            // exclusive pair accesses it single-copy atomically. `status` and `observed` are
+            // `out` (not `lateout`) so they never share a register with the inputs still read
+            // after they are written, and STLXR's status register differs from its data and
+            // address registers as the architecture requires. The sequence clobbers only the
+            // flags (not declared preserved) and the outputs.
+            unsafe {
+                asm!(
+                    "ldaxr {observed}, [{address}]",
+                    "cmp {observed}, {expected}",
+                    "b.ne 2f",
+                    "stlxr {status:w}, {new}, [{address}]",
+                    "b 3f",
+                    "2:",
+                    "clrex",
+                    "mov {status:w}, #{compare_failed}",
+                    "3:",
+                    address = in(reg) top.as_ptr(),
+                    expected = in(reg) expected,
+                    new = in(reg) new,
+                    observed = out(reg) observed,
+                    status = out(reg) status,
+                    compare_failed = const STATUS_COMPARE_FAILED,
+                    options(nostack),
+                );
+            }
+            match status {
+                STATUS_STORED => return Ok(()),
+                STATUS_COMPARE_FAILED => return Err(CasFailure::ValueChanged { observed }),
+                // STLXR reported 1: the monitor was lost while the value still matched. Retry
+                // (bounded); the next LDAXR sees any change another core made meanwhile.
+                _ => {}
+            }
+        }
+        Err(CasFailure::StoreExclusiveFailed)
+    }
+}

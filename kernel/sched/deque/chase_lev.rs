@@ -1,0 +1,308 @@
+//! The Chase-Lev deque itself: the owner's [`Worker`] and the thieves' [`Stealer`]s over one ring.
+//!
+//! Orderings are those of Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient
+//! Work-Stealing for Weak Memory Models" (PPoPP 2013), figure 1 (the C11 version), with a fixed
+//! capacity instead of a growing array (a full deque refuses the push and hands the item back).
+//!
+//! ```text
+//!            steal() takes here                         push()/pop() work here
+//!                   v                                              v
+//!   index:   ... | top | top+1 | ... | bottom-1 | bottom (next free) | ...
+//!   slot:          index & mask  (a ring of `capacity` word-sized slots)
+//! ```
+//!
+//! `top` only grows, by a compare-and-swap; `bottom` is written by the owner alone and dips by
+//! one only for the duration of a `pop`. Both are 64-bit: at one operation per nanosecond they
+//! would wrap after 584 years, so a CAS on `top` can never succeed on a recycled value (no ABA).
+//! Differences are still computed with wrapping arithmetic and read as signed, because `bottom`
+//! transiently sits one below `top` while the owner pops an empty deque.
+
+#![forbid(unsafe_code)]
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cell::Cell;
+use core::fmt;
+use core::marker::PhantomData;
+
+use super::outcome::{CapacityError, Full, Pop, Steal};
+use super::portable::Portable;
+use super::primitives::{CasFailure, DequeAtomics};
+use super::shim::{Arc, AtomicU64, Ordering};
+
+/// Keeps a value alone on its 64-byte cache line (Cortex-A72's line and exclusive reservation
+/// granule), so the owner's stores to `bottom` neither bounce thieves' `top` line nor clear an
+/// exclusive monitor armed on `top`.
+#[repr(align(64))]
+struct CacheLine<T>(T);
+
+/// The state the owner and every thief share.
+struct Shared<A: DequeAtomics> {
+    /// Index of the oldest item. Advanced only by a successful compare-and-swap (a thief's, or
+    /// the owner's when it takes the last item); never decreases.
+    top: CacheLine<A::Index>,
+    /// Index one past the newest item. Written only by the owner; `top <= bottom` except during
+    /// the owner's `pop`, which may leave it at `top - 1` until it restores it.
+    bottom: CacheLine<A::Index>,
+    /// The ring. Atomics accessed Relaxed: a thief reads a slot speculatively, before its CAS
+    /// confirms the item is its own, while the owner may be refilling that very slot after a
+    /// wraparound; such a read is a race the algorithm tolerates (the CAS then fails and the
+    /// value is dropped), and as atomic accesses it is not undefined behaviour.
+    slots: Box<[AtomicU64]>,
+    /// `capacity - 1`: maps an index to its slot.
+    index_mask: u64,
+}
+
+impl<A: DequeAtomics> Shared<A> {
+    fn with_capacity(capacity: usize) -> Result<Self, CapacityError> {
+        if !capacity.is_power_of_two() {
+            return Err(CapacityError::NotPowerOfTwo { requested: capacity });
+        }
+        let slots: Vec<AtomicU64> = (0..capacity).map(|_| AtomicU64::new(0)).collect();
+        Ok(Shared {
+            top: CacheLine(A::new_index(0)),
+            bottom: CacheLine(A::new_index(0)),
+            slots: slots.into_boxed_slice(),
+            index_mask: capacity as u64 - 1,
+        })
+    }
+
+    fn capacity(&self) -> u64 {
+        self.index_mask + 1
+    }
+
+    fn slot(&self, index: u64) -> &AtomicU64 {
+        // The mask keeps the position below `capacity`, which is `slots.len()`.
+        &self.slots[(index & self.index_mask) as usize]
+    }
+
+    /// Items between `top` and `bottom` by two Relaxed loads: exact for the owner between its
+    /// own operations, a hint for anyone else (the two loads are not one snapshot).
+    fn approximate_len(&self) -> usize {
+        let bottom = A::load_relaxed(&self.bottom.0);
+        let top = A::load_relaxed(&self.top.0);
+        let len = signed_distance(top, bottom).clamp(0, self.capacity() as i64);
+        len as usize
+    }
+}
+
+/// `to - from` for indices that may transiently cross (`bottom` one below `top`).
+fn signed_distance(from: u64, to: u64) -> i64 {
+    to.wrapping_sub(from) as i64
+}
+
+/// The owner's end of a deque: pushes and pops the newest items, lock-free and wait-free except
+/// for the CAS on the last item.
+///
+/// There is exactly one `Worker` per deque and it is `Send` but not `Sync`: it can be handed to
+/// the core that owns the deque, and only that core can then call [`push`](Worker::push) and
+/// [`pop`](Worker::pop) (the algorithm assumes a single writer of `bottom`).
+pub struct Worker<A: DequeAtomics = Portable> {
+    shared: Arc<Shared<A>>,
+    /// Makes the handle `!Sync` (but still `Send`): the owner's operations are single-threaded.
+    _owner_only: PhantomData<Cell<()>>,
+}
+
+/// A thief's end of a deque: takes the oldest item. Clone one per thief; all clones and the
+/// [`Worker`] share the deque.
+pub struct Stealer<A: DequeAtomics = Portable> {
+    shared: Arc<Shared<A>>,
+}
+
+impl<A: DequeAtomics> Worker<A> {
+    /// A new empty deque holding at most `capacity` items; `capacity` must be a power of two.
+    pub fn new(capacity: usize) -> Result<Self, CapacityError> {
+        Ok(Worker { shared: Arc::new(Shared::with_capacity(capacity)?), _owner_only: PhantomData })
+    }
+
+    /// A thief's handle on this deque.
+    pub fn stealer(&self) -> Stealer<A> {
+        Stealer { shared: Arc::clone(&self.shared) }
+    }
+
+    /// The most items the deque holds at once.
+    pub fn capacity(&self) -> usize {
+        self.shared.slots.len()
+    }
+
+    /// Items in the deque (exact when no thief is stealing at the same moment).
+    pub fn len(&self) -> usize {
+        self.shared.approximate_len()
+    }
+
+    /// Whether the deque looked empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Pushes `item` as the newest item, or hands it back in [`Full`] when `capacity` items are
+    /// already there. Never overwrites an item, never loses one.
+    pub fn push(&self, item: u64) -> Result<(), Full> {
+        let shared = &*self.shared;
+        // Relaxed: only this owner writes `bottom`, so it reads its own latest value.
+        let bottom = A::load_relaxed(&shared.bottom.0);
+        // ORDERING: Acquire, pairs with the release half of the thief's successful CAS on `top`
+        // in `steal` (and of our own last-item CAS in `pop`). The slot we are about to write
+        // held item `bottom - capacity`; a thief that took it read the slot *before* its CAS.
+        // Seeing that CAS's value here makes the thief's read happen-before our overwrite, so
+        // the thief cannot have read the new item in place of the old one. A stale (smaller)
+        // `top` only makes the deque look fuller: we refuse, never overwrite.
+        let top = A::load_acquire(&shared.top.0);
+        let len = signed_distance(top, bottom);
+        debug_assert!(len >= 0, "top {top} passed bottom {bottom} outside pop");
+        if len >= shared.capacity() as i64 {
+            return Err(Full(item));
+        }
+        // Relaxed: published by the fence below, not by the store itself.
+        shared.slot(bottom).store(item, Ordering::Relaxed);
+        // ORDERING: release fence, pairs with the Acquire load of `bottom` in `steal`. A thief
+        // that reads the incremented `bottom` also sees this slot's item (and everything the
+        // owner wrote before pushing it, e.g. the process the item points to). Without it the
+        // thief could see the new `bottom` and read the slot's previous contents.
+        A::fence_release();
+        // Relaxed: ordered after the slot by the fence above.
+        A::store_relaxed(&shared.bottom.0, bottom.wrapping_add(1));
+        Ok(())
+    }
+
+    /// Pops the newest item. Thieves race the owner only for the last item; [`Pop::LostRace`]
+    /// says a thief won it.
+    pub fn pop(&self) -> Pop {
+        let shared = &*self.shared;
+        // Relaxed: only this owner writes `bottom`.
+        let bottom = A::load_relaxed(&shared.bottom.0);
+        // Relaxed, a fast path for the empty deque (crossbeam-deque has the same): `top` only
+        // grows and this read is never older than our own last read of it, so if even this
+        // value reaches `bottom` the deque is empty now and stays so until we push. Saves the
+        // full fence on every idle poll.
+        if signed_distance(A::load_relaxed(&shared.top.0), bottom) <= 0 {
+            return Pop::Empty;
+        }
+
+        // Step 1: claim the newest item by lowering `bottom`. From here on a thief that reads the
+        // lowered `bottom` will not take index `claimed`.
+        let claimed = bottom.wrapping_sub(1);
+        // Relaxed: ordered before the load of `top` by the full fence below.
+        A::store_relaxed(&shared.bottom.0, claimed);
+
+        // Step 2: the barrier. ORDERING: full fence, pairs with the full fence in `steal`
+        // (between its load of `top` and its load of `bottom`). Both fences are in one total
+        // order; whichever comes second sees the other side's write: either this owner's load of
+        // `top` below sees every steal whose fence came first, or that thief's load of `bottom`
+        // sees our lowered `bottom`. This is a store followed by a load of another location, the
+        // one reordering that even x86 (and QEMU TCG on it) performs: without the fence the
+        // owner can read an old `top`, believe two items remain and take index `claimed`
+        // without a CAS while a thief, reading the old `bottom`, takes the same index by CAS.
+        #[cfg(not(deque_omit_pop_barrier))]
+        A::fence_full();
+
+        // Step 3: see what is left.
+        // Relaxed: ordered after our store of `bottom` by the fence above.
+        let top = A::load_relaxed(&shared.top.0);
+        let others_left = signed_distance(top, claimed);
+        if others_left < 0 {
+            // Thieves emptied the deque between the fast path and the fence. Restore `bottom`
+            // to `top` (equal to the old `bottom`): the deque is empty. Relaxed: no item is
+            // published by this store.
+            A::store_relaxed(&shared.bottom.0, bottom);
+            return Pop::Empty;
+        }
+        // Relaxed: the owner wrote this slot itself; no other thread writes slots.
+        let item = shared.slot(claimed).load(Ordering::Relaxed);
+        if others_left > 0 {
+            // Older items remain between `top` and `claimed`: a thief, having to see `top <
+            // bottom` after its fence, can reach at most index `claimed - 1`. The item is ours.
+            return Pop::Item(item);
+        }
+
+        // Step 4: `claimed == top`, the last item. Thieves may be taking it too; whoever moves
+        // `top` from `top` to `top + 1` first owns it.
+        // ORDERING: inside `compare_exchange_top` (SeqCst on success): its release half pairs
+        // with the Acquire loads of `top` in `push` and `steal`; only its atomicity matters for
+        // this race.
+        let outcome = A::compare_exchange_top(&shared.top.0, top, top.wrapping_add(1));
+        // Whatever the outcome, put `bottom` back to the old value: after a win (or a thief's
+        // win) `top == bottom` and the deque is empty; after a store-exclusive failure `top` is
+        // unchanged and the item is still there. Relaxed: only the owner reads `bottom` to
+        // decide anything about index `claimed`, and thieves treat it as `top >= bottom`.
+        A::store_relaxed(&shared.bottom.0, bottom);
+        match outcome {
+            Ok(()) => Pop::Item(item),
+            Err(CasFailure::ValueChanged { .. }) => Pop::LostRace,
+            Err(CasFailure::StoreExclusiveFailed) => Pop::Retry,
+        }
+    }
+}
+
+impl<A: DequeAtomics> Stealer<A> {
+    /// Takes the oldest item, or says why not.
+    pub fn steal(&self) -> Steal {
+        let shared = &*self.shared;
+        // ORDERING: Acquire, pairs with the release half of the successful CAS on `top` that
+        // wrote the value we read (a previous thief's, or the owner's last-item pop). That CAS
+        // then happens-before our fence below, so if the owner's `pop` read a `top` older than
+        // it, the owner's fence precedes ours in the fence order and we must see its lowered
+        // `bottom`. Without it, two thieves and the owner can take one item twice: thief A
+        // steals index i-1, the owner pops index i reading an old `top` (no CAS, it believes
+        // index i-1 is still there), thief B reads A's `top` = i but an old `bottom` and
+        // takes index i by CAS.
+        let top = A::load_acquire(&shared.top.0);
+        // ORDERING: full fence, pairs with the full fence in `pop` (after its store of `bottom`,
+        // before its load of `top`): one of the two fences is first in the total order, so
+        // either we see the owner's lowered `bottom`, or the owner's load of `top` sees every
+        // CAS that happened before our fence. It also keeps our load of `top` before our load
+        // of `bottom`.
+        A::fence_full();
+        // ORDERING: Acquire, pairs with the release fence in `push`: seeing `bottom > top`
+        // from a push means seeing the item that push wrote into slot `top` (or a later one).
+        let bottom = A::load_acquire(&shared.bottom.0);
+        if signed_distance(top, bottom) <= 0 {
+            return Steal::Empty;
+        }
+        // A speculative read: until the CAS succeeds the item is not ours, and the owner may be
+        // refilling this slot after a wraparound (then the CAS below fails, because the owner
+        // only refills it after seeing `top` move past it). Relaxed: the Acquire load of
+        // `bottom` above already made the pushed value visible.
+        let item = shared.slot(top).load(Ordering::Relaxed);
+        // ORDERING: inside `compare_exchange_top` (SeqCst on success): its release half pairs
+        // with the Acquire load of `top` in `push`, so our read of the slot above happens-before
+        // the owner's next write to it; and with the Acquire load of `top` in the next `steal`.
+        match A::compare_exchange_top(&shared.top.0, top, top.wrapping_add(1)) {
+            Ok(()) => Steal::Success(item),
+            Err(CasFailure::ValueChanged { .. } | CasFailure::StoreExclusiveFailed) => Steal::Retry,
+        }
+    }
+
+    /// The most items the deque holds at once.
+    pub fn capacity(&self) -> usize {
+        self.shared.slots.len()
+    }
+
+    /// Items in the deque, as a hint (it may change before the caller acts on it).
+    pub fn len(&self) -> usize {
+        self.shared.approximate_len()
+    }
+
+    /// Whether the deque looked empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<A: DequeAtomics> Clone for Stealer<A> {
+    fn clone(&self) -> Self {
+        Stealer { shared: Arc::clone(&self.shared) }
+    }
+}
+
+impl<A: DequeAtomics> fmt::Debug for Worker<A> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_struct("Worker").field("capacity", &self.capacity()).field("len", &self.len()).finish()
+    }
+}
+
+impl<A: DequeAtomics> fmt::Debug for Stealer<A> {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_struct("Stealer").field("capacity", &self.capacity()).field("len", &self.len()).finish()
+    }
+}

@@ -1,0 +1,357 @@
+//! Processes: identifiers, options, exit reasons, messages, and the process table.
+//!
+//! Control blocks live in a static table of [`MAX_PROCESSES`] slots and are reused. A [`Pid`]
+//! carries the slot's generation, so a stale pid never reaches a newer process in the same
+//! slot: every lookup compares generations under the slot's lock. Because the memory is static,
+//! a stale pointer can never dangle; it can only be refused.
+
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::any::Any;
+use core::cell::UnsafeCell;
+use core::fmt;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+
+use super::priority::Priority;
+use crate::arch::context::Context;
+use crate::arch::exception::TrapFrame;
+use crate::mm::heap::OutOfMemory;
+use crate::mm::stack_pool::Stack;
+use crate::sync::IrqSpinLock;
+
+/// Most processes alive at once.
+pub const MAX_PROCESSES: usize = 16384;
+/// Usable stack bytes a process gets unless it asks otherwise (a guard page comes on top).
+pub const DEFAULT_STACK_BYTES: usize = 8 * 1024;
+
+/// A process identifier: a table slot and the generation of its occupant.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pid {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+impl Pid {
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
+    pub fn generation(self) -> u32 {
+        self.generation
+    }
+}
+
+impl fmt::Debug for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{}.{}>", self.index, self.generation)
+    }
+}
+
+impl fmt::Display for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Where a process may run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Affinity {
+    /// Any core; the balancer may move it.
+    #[default]
+    Free,
+    /// Only this core, for good.
+    Bound(usize),
+}
+
+/// How to spawn a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpawnOptions {
+    pub priority: Priority,
+    /// Usable stack bytes (rounded up to pages; at least one page, at most 8 MiB).
+    pub stack_bytes: usize,
+    pub affinity: Affinity,
+    /// The core to start on: the spawning core when `None` (or the bound core).
+    pub core: Option<usize>,
+}
+
+impl Default for SpawnOptions {
+    fn default() -> Self {
+        SpawnOptions { priority: Priority::Normal, stack_bytes: DEFAULT_STACK_BYTES, affinity: Affinity::Free, core: None }
+    }
+}
+
+impl SpawnOptions {
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    pub fn stack_bytes(mut self, bytes: usize) -> Self {
+        self.stack_bytes = bytes;
+        self
+    }
+
+    /// Binds the process to `core`: it starts there and never moves.
+    pub fn bound_to(mut self, core: usize) -> Self {
+        self.affinity = Affinity::Bound(core);
+        self.core = Some(core);
+        self
+    }
+
+    /// Starts the (free) process on `core`.
+    pub fn on_core(mut self, core: usize) -> Self {
+        self.core = Some(core);
+        self
+    }
+}
+
+/// Why a process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitReason {
+    /// Its function returned, or it called `exit(ExitReason::Normal)`.
+    Normal,
+    /// It called `exit` with this code.
+    Exit(u64),
+    /// It took a fatal exception; `class` is ESR_EL1.EC (e.g. 0x25 data abort, 0x21
+    /// instruction abort), `address` the faulting address (FAR) or instruction (ELR).
+    Fault { class: u8, address: u64 },
+    /// It ran into the guard page below its stack.
+    StackOverflow,
+    /// Another process killed it.
+    Killed,
+    /// (In a monitor message) the process did not exist when the monitor was set.
+    NoProc,
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::Normal => write!(f, "normal"),
+            ExitReason::Exit(code) => write!(f, "exit({code})"),
+            ExitReason::Fault { class, address } => {
+                write!(f, "fault: {} at {address:#x}", crate::arch::exception::class_name(u64::from(*class) << 26))
+            }
+            ExitReason::StackOverflow => write!(f, "stack overflow"),
+            ExitReason::Killed => write!(f, "killed"),
+            ExitReason::NoProc => write!(f, "noproc"),
+        }
+    }
+}
+
+/// What a mailbox holds.
+pub enum Message {
+    /// A machine word: counters, tokens, small results.
+    Word(u64),
+    /// A monitored process ended (see `monitor`).
+    Down { pid: Pid, reason: ExitReason },
+    /// Anything else, boxed.
+    Boxed(Box<dyn Any + Send>),
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Message::Word(word) => write!(f, "Word({word})"),
+            Message::Down { pid, reason } => write!(f, "Down({pid}, {reason})"),
+            Message::Boxed(_) => write!(f, "Boxed(..)"),
+        }
+    }
+}
+
+/// Why `spawn` failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpawnError {
+    /// No memory for the stack or the process's closure.
+    OutOfMemory(OutOfMemory),
+    /// The options name a core that is not online.
+    NoSuchCore(usize),
+    /// All [`MAX_PROCESSES`] slots are in use.
+    TableFull,
+}
+
+impl fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpawnError::OutOfMemory(error) => write!(f, "spawn: {error}"),
+            SpawnError::NoSuchCore(core) => write!(f, "spawn: no online core {core}"),
+            SpawnError::TableFull => write!(f, "spawn: process table full ({MAX_PROCESSES} processes)"),
+        }
+    }
+}
+
+/// Why a message could not be delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The process has ended (or never existed).
+    NoProc(Pid),
+    /// The receiver's mailbox could not grow.
+    OutOfMemory(Pid),
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendError::NoProc(pid) => write!(f, "send: no process {pid}"),
+            SendError::OutOfMemory(pid) => write!(f, "send: no memory to grow the mailbox of {pid}"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// The slot holds no process.
+    Free,
+    /// In exactly one run queue or inbox, or about to be.
+    Runnable,
+    Running,
+    /// Blocked in `receive`; a message (or its timeout) makes it runnable.
+    Waiting,
+}
+
+/// What any core may touch, under the slot's lock.
+pub(crate) struct Shared {
+    pub generation: u32,
+    pub state: State,
+    pub mailbox: VecDeque<Message>,
+    pub monitors: Vec<Pid>,
+    /// Bumped each time the process blocks, so a stale timeout does not wake a later wait.
+    pub wait_sequence: u64,
+    pub timed_out: bool,
+}
+
+/// What only the core running or scheduling the process touches.
+pub(crate) struct Local {
+    pub context: Context,
+    /// Set when the process was preempted: its full register state, saved on its own stack.
+    pub preempted_frame: Option<*const TrapFrame>,
+    pub entry: Option<Box<dyn FnOnce() + Send>>,
+    pub stack: Option<Stack>,
+    /// Reductions left in the current slice.
+    pub reductions: i64,
+    /// Times passed over under the low-priority rule.
+    pub low_passes: u8,
+}
+
+/// A process control block.
+pub(crate) struct Process {
+    pub shared: IrqSpinLock<Shared>,
+    pub priority: AtomicU8,
+    /// `usize::MAX` when free to move, else the bound core.
+    pub bound_core: AtomicUsize,
+    /// The core whose queues hold it or that runs it.
+    pub core: AtomicUsize,
+    pub migrations: AtomicU32,
+    pub kill_requested: AtomicBool,
+    pub local: UnsafeCell<Local>,
+}
+
+// SAFETY: `shared` is behind a lock; `local` is only touched by the core that currently owns
+// the process (runs it, or holds it in its own run queue), which the scheduler hands over with
+// the release/acquire of the run-queue operations.
+unsafe impl Sync for Process {}
+
+const NOT_BOUND: usize = usize::MAX;
+
+impl Process {
+    const fn new() -> Process {
+        Process {
+            shared: IrqSpinLock::new(Shared {
+                generation: 0,
+                state: State::Free,
+                mailbox: VecDeque::new(),
+                monitors: Vec::new(),
+                wait_sequence: 0,
+                timed_out: false,
+            }),
+            priority: AtomicU8::new(Priority::Normal as u8),
+            bound_core: AtomicUsize::new(NOT_BOUND),
+            core: AtomicUsize::new(0),
+            migrations: AtomicU32::new(0),
+            kill_requested: AtomicBool::new(false),
+            local: UnsafeCell::new(Local {
+                context: Context::ZERO,
+                preempted_frame: None,
+                entry: None,
+                stack: None,
+                reductions: 0,
+                low_passes: 0,
+            }),
+        }
+    }
+
+    pub fn priority(&self) -> Priority {
+        Priority::from_u8(self.priority.load(Ordering::Relaxed))
+    }
+
+    pub fn affinity(&self) -> Affinity {
+        match self.bound_core.load(Ordering::Relaxed) {
+            NOT_BOUND => Affinity::Free,
+            core => Affinity::Bound(core),
+        }
+    }
+
+    /// The owner-only part.
+    ///
+    /// # Safety
+    /// The caller is on the core that owns the process (see `Sync` above) with IRQs masked or
+    /// in the process itself, and holds no other reference from this call.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn local(&self) -> &mut Local {
+        // SAFETY: forwarded contract: exclusive access by the owning core.
+        unsafe { &mut *self.local.get() }
+    }
+}
+
+static PROCESSES: [Process; MAX_PROCESSES] = [const { Process::new() }; MAX_PROCESSES];
+/// Slots never used yet start here; freed slots go to `FREE_SLOTS`.
+static NEXT_FRESH_SLOT: AtomicU32 = AtomicU32::new(0);
+static FREE_SLOTS: IrqSpinLock<Vec<u32>> = IrqSpinLock::new(Vec::new());
+
+/// The control block in slot `index`.
+pub(crate) fn slot(index: u32) -> &'static Process {
+    &PROCESSES[index as usize]
+}
+
+/// The control block in slot `index`, if the index is in the table.
+pub(crate) fn slot_checked(index: u32) -> Option<&'static Process> {
+    PROCESSES.get(index as usize)
+}
+
+/// Reserves room for every slot in the free list, so freeing never allocates.
+pub(crate) fn init_table() -> Result<(), OutOfMemory> {
+    FREE_SLOTS.lock().try_reserve_exact(MAX_PROCESSES).map_err(|_| OutOfMemory { requested_bytes: MAX_PROCESSES * 4 })
+}
+
+/// Takes a free slot, or `None` when the table is full.
+pub(crate) fn allocate_slot() -> Option<u32> {
+    if let Some(index) = FREE_SLOTS.lock().pop() {
+        return Some(index);
+    }
+    let fresh = NEXT_FRESH_SLOT.fetch_add(1, Ordering::Relaxed);
+    if (fresh as usize) < MAX_PROCESSES {
+        Some(fresh)
+    } else {
+        NEXT_FRESH_SLOT.fetch_sub(1, Ordering::Relaxed);
+        None
+    }
+}
+
+/// Returns a slot whose process has ended.
+pub(crate) fn release_slot(index: u32) {
+    // Capacity for every slot was reserved by `init_table`: this push never allocates.
+    FREE_SLOTS.lock().push(index);
+}
+
+/// The live process `pid` names, or `None` if it has ended or never existed.
+pub(crate) fn lookup(pid: Pid) -> Option<&'static Process> {
+    let process = PROCESSES.get(pid.index as usize)?;
+    let shared = process.shared.lock();
+    (shared.generation == pid.generation && shared.state != State::Free).then_some(process)
+}
+
+/// Processes alive now.
+pub(crate) fn live_count() -> usize {
+    let fresh = (NEXT_FRESH_SLOT.load(Ordering::Relaxed) as usize).min(MAX_PROCESSES);
+    fresh - FREE_SLOTS.lock().len()
+}

@@ -1,0 +1,484 @@
+//! One scheduler per core: its run queues, its loop, and the transitions of the processes it
+//! runs (run, yield, block, wake, preempt, fault, exit).
+//!
+//! ```text
+//!            spawn / wake (same core) ──push──▶ queues[level] (WorkQueue: Chase-Lev + overflow)
+//!   wake from another core ─▶ inbox ─SGI─▶ drained by the owner ─┘        │ owner takes FIFO
+//!                                                                         ▼
+//!   loop: jobs, inbox, timeouts, pick (max > high > normal/low) ─▶ run until it yields,
+//!         blocks, exits, faults or its slice ends (timer tick) ─▶ act on what it asked for
+//! ```
+//!
+//! The scheduler runs on the core's boot stack (SP_EL1) with IRQs masked except while it
+//! sleeps and while a process runs. A process asks for something (requeue, block, exit) by
+//! setting `pending` and switching back; the scheduler acts only after the switch, once the
+//! process's stack is no longer in use, so no other core can see a process that is still
+//! running (no process runs twice).
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
+use super::priority::{low_priority_rule, LowPriorityDecision, Priority, LEVELS};
+use super::process::{self, ExitReason, Message, State};
+use crate::arch::context::{self, Context};
+use crate::arch::cpu;
+use crate::arch::exception::TrapFrame;
+use crate::mm::layout::MAX_CORES;
+use crate::mm::stack_pool;
+use crate::smp::{self, Sgi};
+use crate::sync::IrqSpinLock;
+
+/// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
+const DEQUE_CAPACITY: usize = 256;
+
+/// What the running process asked its scheduler to do once it has switched away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pending {
+    Nothing,
+    /// Back into the run queue (yield, end of slice).
+    Requeue,
+    /// Nothing: it is waiting; whoever wakes it queues it.
+    Block,
+    /// End it.
+    Exit(ExitReason),
+}
+
+struct Timeout {
+    deadline: u64,
+    slot: u32,
+    wait_sequence: u64,
+}
+
+/// What only the owning core touches (with IRQs masked, or from its running process).
+struct Local {
+    context: Context,
+    current: Option<u32>,
+    pending: Pending,
+    queues: Option<[WorkQueue<NativeAtomics>; LEVELS]>,
+    slice_started: u64,
+    timeouts: Vec<Timeout>,
+}
+
+/// Per-core counters, readable by any core.
+#[derive(Default)]
+pub struct CoreStats {
+    /// Turns given to processes (each run until yield, block, exit or preemption).
+    pub executed: AtomicU64,
+    /// Processes that ended here.
+    pub completed: AtomicU64,
+    /// Slices ended by the timer.
+    pub preemptions: AtomicU64,
+    /// Processes taken from this core's own queues.
+    pub local_pops: AtomicU64,
+    /// Processes spawned on this core.
+    pub spawned: AtomicU64,
+    /// Processes ended by a fault or a stack overflow.
+    pub faults: AtomicU64,
+}
+
+#[repr(C, align(64))]
+pub(crate) struct CoreScheduler {
+    local: UnsafeCell<Local>,
+    inbox: IrqSpinLock<VecDeque<u32>>,
+    inbox_len: AtomicUsize,
+    sleeping: AtomicBool,
+    stealers: spin::Once<[WorkQueueStealer<NativeAtomics>; LEVELS]>,
+    /// Runnable processes by priority (max, high, normal, low), for load.
+    runnable: [AtomicUsize; 4],
+    pub stats: CoreStats,
+}
+
+// SAFETY: `local` is only touched by the owning core (see `Local`); everything else is atomic
+// or locked.
+unsafe impl Sync for CoreScheduler {}
+
+impl CoreScheduler {
+    const fn new() -> Self {
+        CoreScheduler {
+            local: UnsafeCell::new(Local {
+                context: Context::ZERO,
+                current: None,
+                pending: Pending::Nothing,
+                queues: None,
+                slice_started: 0,
+                timeouts: Vec::new(),
+            }),
+            inbox: IrqSpinLock::new(VecDeque::new()),
+            inbox_len: AtomicUsize::new(0),
+            sleeping: AtomicBool::new(false),
+            stealers: spin::Once::new(),
+            runnable: [const { AtomicUsize::new(0) }; 4],
+            stats: CoreStats {
+                executed: AtomicU64::new(0),
+                completed: AtomicU64::new(0),
+                preemptions: AtomicU64::new(0),
+                local_pops: AtomicU64::new(0),
+                spawned: AtomicU64::new(0),
+                faults: AtomicU64::new(0),
+            },
+        }
+    }
+
+    /// # Safety
+    /// On the owning core, with IRQs masked or from the process it runs; no other reference
+    /// to `Local` is live.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn local(&self) -> &mut Local {
+        // SAFETY: forwarded contract.
+        unsafe { &mut *self.local.get() }
+    }
+
+    /// Runnable processes of `priority` queued on this core.
+    pub fn runnable(&self, priority: Priority) -> usize {
+        self.runnable[priority as usize].load(Ordering::Relaxed)
+    }
+}
+
+static SCHEDULERS: [CoreScheduler; MAX_CORES] = [const { CoreScheduler::new() }; MAX_CORES];
+/// Counter ticks per slice.
+static SLICE_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Reductions per slice.
+static REDUCTIONS_PER_SLICE: AtomicU64 = AtomicU64::new(4000);
+
+pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
+    &SCHEDULERS[core]
+}
+
+fn this_scheduler() -> &'static CoreScheduler {
+    &SCHEDULERS[cpu::core_id()]
+}
+
+/// Boot core, before any core schedules.
+pub(crate) fn init_global(slice_ticks: u64, reductions: u64) -> Result<(), crate::mm::heap::OutOfMemory> {
+    SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
+    REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
+    process::init_table()
+}
+
+/// Each core, before its loop: its run queues.
+pub(crate) fn init_this_core() {
+    let me = this_scheduler();
+    let queues = [(); LEVELS].map(|()| WorkQueue::new(DEQUE_CAPACITY).expect("power-of-two run-queue capacity"));
+    me.stealers.call_once(|| [0, 1, 2].map(|level| queues[level].stealer()));
+    me.inbox.lock().reserve(64);
+    // SAFETY: this core, before it schedules anything.
+    unsafe { me.local().queues = Some(queues) };
+}
+
+/// Reductions a slice starts with.
+pub(crate) fn reductions_per_slice() -> i64 {
+    REDUCTIONS_PER_SLICE.load(Ordering::Relaxed) as i64
+}
+
+/// Queues a runnable process on the calling core. Caller: the owning core (scheduler, or the
+/// process running on it) with IRQs masked.
+fn enqueue_local(me: &CoreScheduler, slot: u32) {
+    let process = process::slot(slot);
+    let priority = process.priority();
+    me.runnable[priority as usize].fetch_add(1, Ordering::Relaxed);
+    // SAFETY: owning core with IRQs masked (caller contract).
+    let local = unsafe { me.local() };
+    let queues = local.queues.as_ref().expect("run queues exist once the core schedules");
+    // Never refused: a full deque spills to the overflow queue (Placement says which).
+    let _placement = queues[priority.level() as usize].push(u64::from(slot));
+}
+
+/// Makes a process that was just marked `Runnable` reachable by its core's scheduler: directly
+/// into the run queue on its own core, else through that core's inbox and an SGI.
+pub(crate) fn make_runnable(slot: u32) {
+    let target = process::slot(slot).core.load(Ordering::Relaxed);
+    let irq = cpu::irq_save();
+    if target == cpu::core_id() {
+        enqueue_local(&SCHEDULERS[target], slot);
+    } else {
+        let scheduler = &SCHEDULERS[target];
+        {
+            let mut inbox = scheduler.inbox.lock();
+            // The inbox's reserve covers the common case; growing it may allocate, and a
+            // failure here would lose a process, so it is a kernel panic, not an error.
+            inbox.push_back(slot);
+            // ORDERING: SeqCst pairs with the sleeper's SeqCst store of `sleeping` and load of
+            // `inbox_len` (a Dekker pair): either it sees this item or we see it asleep.
+            scheduler.inbox_len.fetch_add(1, Ordering::SeqCst);
+        }
+        if scheduler.sleeping.load(Ordering::SeqCst) {
+            let _ = smp::send_sgi(target, Sgi::Wake);
+        }
+    }
+    cpu::irq_restore(irq);
+}
+
+fn drain_inbox(me: &CoreScheduler) {
+    if me.inbox_len.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let mut inbox = me.inbox.lock();
+    while let Some(slot) = inbox.pop_front() {
+        me.inbox_len.fetch_sub(1, Ordering::Relaxed);
+        enqueue_local(me, slot);
+    }
+}
+
+/// Takes the next process to run: highest level first, FIFO within a level (the owner takes
+/// from the top, like a thief, so every process of a level gets its turn).
+fn take_next(me: &CoreScheduler) -> Option<u32> {
+    let stealers = me.stealers.get()?;
+    for level in 0..LEVELS {
+        loop {
+            let slot = match stealers[level].steal() {
+                Steal::Success(item) => item as u32,
+                Steal::Empty => break,
+                Steal::Retry => continue,
+            };
+            let process = process::slot(slot);
+            let priority = process.priority();
+            me.runnable[priority as usize].fetch_sub(1, Ordering::Relaxed);
+            // SAFETY: the process is in none of the queues now; this core owns it.
+            let passes = unsafe { &mut process.local().low_passes };
+            if low_priority_rule(priority, passes) == LowPriorityDecision::PassOver {
+                enqueue_local(me, slot);
+                continue;
+            }
+            me.stats.local_pops.fetch_add(1, Ordering::Relaxed);
+            return Some(slot);
+        }
+    }
+    None
+}
+
+fn expire_timeouts(me: &CoreScheduler, local: &mut Local) {
+    if local.timeouts.is_empty() {
+        return;
+    }
+    let now = cpu::counter();
+    let mut i = 0;
+    while i < local.timeouts.len() {
+        if local.timeouts[i].deadline > now {
+            i += 1;
+            continue;
+        }
+        let timeout = local.timeouts.swap_remove(i);
+        let process = process::slot(timeout.slot);
+        let mut shared = process.shared.lock();
+        if shared.state == State::Waiting && shared.wait_sequence == timeout.wait_sequence {
+            shared.state = State::Runnable;
+            shared.timed_out = true;
+            drop(shared);
+            enqueue_local(me, timeout.slot);
+        }
+    }
+}
+
+/// Registers a timeout for the current process's wait. Process context, IRQs masked.
+pub(crate) fn add_timeout(slot: u32, deadline: u64, wait_sequence: u64) {
+    // SAFETY: called by the running process on its own core with IRQs masked.
+    let local = unsafe { this_scheduler().local() };
+    // A failed reservation would mean the wait could never time out: treat as fatal.
+    local.timeouts.push(Timeout { deadline, slot, wait_sequence });
+}
+
+/// The core's life once online: run processes and queued jobs, else sleep until woken.
+pub(crate) fn run_loop() -> ! {
+    let me = this_scheduler();
+    loop {
+        // The scheduler runs with IRQs masked; they are unmasked while a job or a process runs
+        // and to take the interrupt that ends a sleep.
+        let _ = cpu::irq_save();
+        if let Some(job) = smp::take_job() {
+            cpu::irq_enable();
+            job();
+            continue;
+        }
+        drain_inbox(me);
+        // SAFETY: owning core, IRQs masked.
+        expire_timeouts(me, unsafe { me.local() });
+        match take_next(me) {
+            Some(slot) => run(me, slot),
+            None => sleep(me),
+        }
+    }
+}
+
+fn sleep(me: &CoreScheduler) {
+    // ORDERING: SeqCst store then SeqCst load, pairing with `make_runnable` (see there).
+    me.sleeping.store(true, Ordering::SeqCst);
+    if me.inbox_len.load(Ordering::SeqCst) == 0 && !smp::has_jobs() {
+        // WFI wakes on a pending interrupt even with IRQs masked: a wake-up SGI that arrived
+        // after the checks is not lost. The tick bounds the sleep (timeouts are checked then).
+        cpu::wait_for_interrupt();
+    }
+    me.sleeping.store(false, Ordering::Relaxed);
+    // Take the interrupt that woke us before looking again (the loop masks IRQs at its top).
+    cpu::irq_enable();
+}
+
+fn run(me: &CoreScheduler, slot: u32) {
+    let process = process::slot(slot);
+    if process.kill_requested.load(Ordering::Acquire) {
+        finish(me, slot, ExitReason::Killed);
+        return;
+    }
+    process.shared.lock().state = State::Running;
+    // SAFETY: owning core with IRQs masked; the process is out of every queue.
+    let local = unsafe { me.local() };
+    // SAFETY: as above.
+    let process_local = unsafe { process.local() };
+    local.current = Some(slot);
+    local.pending = Pending::Nothing;
+    local.slice_started = cpu::counter();
+    process_local.reductions = reductions_per_slice();
+    me.stats.executed.fetch_add(1, Ordering::Relaxed);
+    let scheduler_context: *mut Context = &mut local.context;
+    match process_local.preempted_frame.take() {
+        // SAFETY: scheduler side, IRQs masked, the frame lies on the process's live stack.
+        Some(frame) => unsafe { context::resume_preempted(&mut *scheduler_context, frame) },
+        // SAFETY: scheduler side, IRQs masked, the context was saved by the process's last
+        // switch (or made at spawn) and its stack is allocated.
+        None => unsafe { context::switch_to_process(&mut *scheduler_context, &process_local.context) },
+    }
+    // Back on the scheduler's stack: the process is not running anywhere now.
+    // SAFETY: owning core, IRQs masked (every way back masks them).
+    let local = unsafe { me.local() };
+    local.current = None;
+    match core::mem::replace(&mut local.pending, Pending::Nothing) {
+        Pending::Requeue => {
+            process.shared.lock().state = State::Runnable;
+            enqueue_local(me, slot);
+        }
+        Pending::Block | Pending::Nothing => {}
+        Pending::Exit(reason) => finish(me, slot, reason),
+    }
+}
+
+/// Ends a process: wakes nobody twice, tells its monitors, frees its stack and slot.
+fn finish(me: &CoreScheduler, slot: u32, reason: ExitReason) {
+    let process = process::slot(slot);
+    let (pid, monitors, mailbox) = {
+        let mut shared = process.shared.lock();
+        let pid = process::Pid { index: slot, generation: shared.generation };
+        shared.state = State::Free;
+        shared.generation = shared.generation.wrapping_add(1);
+        shared.timed_out = false;
+        (pid, core::mem::take(&mut shared.monitors), core::mem::take(&mut shared.mailbox))
+    };
+    drop(mailbox);
+    // SAFETY: the process has ended and is in no queue; this core owns what is left of it.
+    let local = unsafe { process.local() };
+    local.entry = None;
+    local.preempted_frame = None;
+    if let Some(stack) = local.stack.take() {
+        stack_pool::free(stack);
+    }
+    process.kill_requested.store(false, Ordering::Relaxed);
+    process.migrations.store(0, Ordering::Relaxed);
+    process::release_slot(slot);
+    me.stats.completed.fetch_add(1, Ordering::Relaxed);
+    for watcher in monitors {
+        let _ = super::api::send(watcher, Message::Down { pid, reason });
+    }
+}
+
+/// Called by a running process: records what it asks for and gives the core back. Returns
+/// when the process runs again (possibly on another core later, when balancing exists).
+pub(crate) fn switch_out(pending: Pending) {
+    let irq = cpu::irq_save();
+    let me = this_scheduler();
+    // SAFETY: the running process on its own core, IRQs masked.
+    let local = unsafe { me.local() };
+    let slot = local.current.expect("switch_out from a process");
+    local.pending = pending;
+    let scheduler_context: *const Context = &local.context;
+    // SAFETY: as above; the process's own `Local` is not otherwise borrowed here.
+    let process_context: *mut Context = unsafe { &mut process::slot(slot).local().context };
+    // SAFETY: process side (SPSel 0), IRQs masked, `scheduler_context` is this core's.
+    unsafe { context::switch_to_scheduler(&mut *process_context, &*scheduler_context) };
+    cpu::irq_restore(irq);
+}
+
+/// The slot of the process running on this core, if any.
+pub(crate) fn current_slot() -> Option<u32> {
+    let irq = cpu::irq_save();
+    // SAFETY: own core, IRQs masked.
+    let current = unsafe { this_scheduler().local().current };
+    cpu::irq_restore(irq);
+    current
+}
+
+/// Timer tick (IRQ context): ends the running process's slice when it has had its time.
+pub(crate) fn on_tick(frame: &mut TrapFrame) {
+    if !context::interrupted_process(frame) {
+        return;
+    }
+    let me = this_scheduler();
+    // SAFETY: own core, IRQ context (IRQs masked); the interrupted process is not running.
+    let local = unsafe { me.local() };
+    let Some(slot) = local.current else { return };
+    if cpu::counter().wrapping_sub(local.slice_started) < SLICE_TICKS.load(Ordering::Relaxed) {
+        return;
+    }
+    let process = process::slot(slot);
+    // SAFETY: as above.
+    let process_local = unsafe { process.local() };
+    let stack = process_local.stack.as_ref().expect("a running process has a stack");
+    let frame_bytes = core::mem::size_of::<TrapFrame>();
+    let save_at = (frame.sp_el0 as usize).saturating_sub(frame_bytes) & !15;
+    if save_at < stack.bottom() {
+        // No room left to save its registers: it has as good as overflowed.
+        end_with(me, local, frame, ExitReason::StackOverflow);
+        return;
+    }
+    // SAFETY: `save_at..save_at + frame_bytes` lies in the process's own stack below its stack
+    // pointer (unused by it), and the process cannot run until this frame is consumed.
+    unsafe { core::ptr::copy_nonoverlapping(frame as *const TrapFrame, save_at as *mut TrapFrame, 1) };
+    process_local.preempted_frame = Some(save_at as *const TrapFrame);
+    local.pending = Pending::Requeue;
+    me.stats.preemptions.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: `frame` is this exception's frame, taken while the process ran; the scheduler
+    // context was saved when it started the process.
+    unsafe { context::end_turn_from_exception(frame, &local.context) };
+}
+
+fn end_with(me: &CoreScheduler, local: &mut Local, frame: &mut TrapFrame, reason: ExitReason) {
+    local.pending = Pending::Exit(reason);
+    me.stats.faults.fetch_add(1, Ordering::Relaxed);
+    // SAFETY: as in `on_tick`: this exception interrupted the running process.
+    unsafe { context::end_turn_from_exception(frame, &local.context) };
+}
+
+/// A synchronous exception in a process (exception context). Ends that process with the
+/// reason the fault implies and returns true; false if no process was running (a kernel
+/// fault, which the caller reports as fatal).
+pub(crate) fn on_process_fault(frame: &mut TrapFrame, esr: u64, far: u64) -> bool {
+    if !context::interrupted_process(frame) {
+        return false;
+    }
+    let me = this_scheduler();
+    // SAFETY: own core, exception context with IRQs masked.
+    let local = unsafe { me.local() };
+    let Some(slot) = local.current else { return false };
+    let process = process::slot(slot);
+    // SAFETY: as above.
+    let stack = unsafe { process.local().stack.as_ref() };
+    let class = ((esr >> 26) & 0x3f) as u8;
+    let is_data_abort = class == 0x25;
+    let in_guard = stack.is_some_and(|s| s.guard().contains(&(far as usize)));
+    let reason = if is_data_abort && in_guard {
+        ExitReason::StackOverflow
+    } else {
+        let address = if matches!(class, 0x20 | 0x21 | 0x24 | 0x25) { far } else { frame.elr };
+        ExitReason::Fault { class, address }
+    };
+    let pid = process::Pid { index: slot, generation: process.shared.lock().generation };
+    crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})", cpu::core_id(), frame.elr);
+    end_with(me, local, frame, reason);
+    true
+}
+
+/// Queues a newly spawned process (already `Runnable`) on `core`.
+pub(crate) fn admit(core: usize, slot: u32) {
+    SCHEDULERS[core].stats.spawned.fetch_add(1, Ordering::Relaxed);
+    make_runnable(slot);
+}
