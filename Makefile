@@ -8,6 +8,7 @@ ARGS         ?=
 TIMEOUT      ?= 120
 TEST         ?=
 CONFIG       ?=
+BENCH        ?=
 
 KERNEL_ELF := target/aarch64-unknown-none/release/beamcore
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
@@ -15,7 +16,7 @@ SETUP_STAMP := target/.setup-done
 
 export SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel run gdb test test-host test-qemu check fmt clippy clean
+.PHONY: help setup kernel run gdb test test-host test-qemu bench check fmt clippy clean
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF))"
@@ -23,6 +24,7 @@ help:
 	@echo "make test        host tests + in-QEMU suite (TEST=name filter, CONFIG=config filter)"
 	@echo "make test-host   unit, property and model tests of the pure modules on the host"
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
+	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234"
 	@echo "make check       cargo fmt --check and clippy -D warnings (kernel and host)"
 	@echo "make setup       install the Rust target, QEMU >= 9, dtc (run automatically when missing)"
@@ -56,6 +58,10 @@ test-host: $(SETUP_STAMP)
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"
 	python3 scripts/test-qemu.py $(foreach t,$(TEST),--test $(t)) $(foreach c,$(CONFIG),--config $(c))
+
+bench: $(SETUP_STAMP)
+	@echo "==> bench: $(if $(BENCH),$(BENCH),all suites)"
+	python3 scripts/bench.py $(if $(BENCH),--bench $(BENCH))
 
 check: fmt clippy
 

@@ -67,7 +67,8 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     let image = layout::image();
     let (heap, stack_pool) = split_free_ram(&platform, &image);
     // SAFETY: boot core, once, MMU off, no other core running.
-    if let Err(error) = unsafe { mmu::build_identity_map(&platform, &image, board::extra_device_regions(), stack_pool) } {
+    if let Err(error) = unsafe { mmu::build_identity_map(&platform, &image, board::extra_device_regions(), stack_pool) }
+    {
         panic!("cannot build the kernel's page tables: {error}");
     }
     // SAFETY: the identity map is built and covers this code and stack.
@@ -150,7 +151,9 @@ fn run_main() {
 /// Splits the RAM after the image into the heap and the process stack pool (up to 64 MiB, or
 /// half of what is free, at the top, 2 MiB aligned).
 fn split_free_ram(platform: &Platform, image: &layout::ImageLayout) -> (Region, Region) {
-    let ram = platform.memory_containing(image.kernel_start as u64).expect("the kernel image lies in RAM the platform describes");
+    let ram = platform
+        .memory_containing(image.kernel_start as u64)
+        .expect("the kernel image lies in RAM the platform describes");
     let free_start = image.kernel_end as u64;
     let free_end = ram.end() & !(POOL_ALIGN - 1);
     let pool_bytes = ((free_end - free_start) / 2).min(MAX_STACK_POOL_BYTES) & !(POOL_ALIGN - 1);

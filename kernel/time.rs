@@ -17,6 +17,11 @@ pub fn ticks_to_us(ticks: u64) -> u64 {
     (u128::from(ticks) * 1_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
 }
 
+/// Nanoseconds in `ticks` counter ticks (under `-icount shift=0`, instructions).
+pub fn ticks_to_ns(ticks: u64) -> u64 {
+    (u128::from(ticks) * 1_000_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
+}
+
 /// A point in counter time after which a bounded wait gives up.
 #[derive(Clone, Copy, Debug)]
 pub struct Deadline(u64);

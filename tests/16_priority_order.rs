@@ -9,7 +9,7 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use beamcore::sched::{self, Message, Priority, SpawnOptions};
-use beamcore::{ensure, println, ExitCode};
+use beamcore::{ExitCode, ensure, println};
 
 static LOG: [AtomicUsize; 8] = [const { AtomicUsize::new(usize::MAX) }; 8];
 static NEXT: AtomicUsize = AtomicUsize::new(0);

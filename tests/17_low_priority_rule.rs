@@ -12,7 +12,7 @@
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use beamcore::sched::{self, Message, Priority, SpawnOptions};
-use beamcore::{ensure, println, ExitCode};
+use beamcore::{ExitCode, ensure, println};
 
 const EVENTS: usize = 600;
 static LOG: [AtomicU8; EVENTS] = [const { AtomicU8::new(0) }; EVENTS];

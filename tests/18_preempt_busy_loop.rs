@@ -7,7 +7,7 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, SpawnOptions};
-use beamcore::{ensure, println, smp, ExitCode};
+use beamcore::{ExitCode, ensure, println, smp};
 
 fn main() -> ExitCode {
     let me = sched::self_pid().unwrap();

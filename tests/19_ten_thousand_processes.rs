@@ -10,7 +10,7 @@
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use beamcore::sched::{self, SpawnError, SpawnOptions};
-use beamcore::{ensure, println, smp, ExitCode};
+use beamcore::{ExitCode, ensure, println, smp};
 
 const PROCESSES: usize = 10_000;
 static RUNS: [AtomicU32; PROCESSES] = [const { AtomicU32::new(0) }; PROCESSES];
@@ -19,6 +19,7 @@ static FINISHED: AtomicUsize = AtomicUsize::new(0);
 fn main() -> ExitCode {
     let cores = smp::cores_online();
     let mut retries = 0u32;
+    #[allow(clippy::needless_range_loop)] // i is also the process's identity, moved into it
     for i in 0..PROCESSES {
         let options = SpawnOptions::default().stack_bytes(4096).on_core(i % cores);
         loop {
@@ -47,7 +48,9 @@ fn main() -> ExitCode {
     let spread: heapless::Vec<u64, 32> =
         (0..cores).map(|c| sched::core_stats(c).completed.load(Ordering::Relaxed)).collect();
     ensure!(spread.iter().all(|&n| n >= (PROCESSES / cores) as u64), "completions per core {spread:?}");
-    println!("test: {PROCESSES} processes ran exactly once each across {cores} cores {spread:?}; {retries} spawn retries after OutOfMemory");
+    println!(
+        "test: {PROCESSES} processes ran exactly once each across {cores} cores {spread:?}; {retries} spawn retries after OutOfMemory"
+    );
     ExitCode::Success
 }
 

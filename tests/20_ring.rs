@@ -13,7 +13,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use beamcore::sched::{self, Message, Pid, SpawnOptions};
-use beamcore::{ensure, println, smp, ExitCode};
+use beamcore::{ExitCode, ensure, println, smp};
 
 const N: u64 = 1_000;
 const M: u64 = 100;
@@ -52,7 +52,11 @@ fn main() -> ExitCode {
     }
     ensure!(sched::send(ring[0], Message::Word(0)).is_ok(), "inject token");
     let arrived = sched::receive_timeout(60_000_000);
-    ensure!(matches!(arrived, Some(Message::Word(t)) if t == N * M), "token arrived as {arrived:?}, expected {}", N * M);
+    ensure!(
+        matches!(arrived, Some(Message::Word(t)) if t == N * M),
+        "token arrived as {arrived:?}, expected {}",
+        N * M
+    );
     for &pid in &ring {
         ensure!(sched::send(pid, Message::Word(STOP)).is_ok(), "stop {pid}");
     }

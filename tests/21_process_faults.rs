@@ -1,7 +1,7 @@
 //! A process that faults and one that overflows its stack are ended with those reasons; the
 //! other processes finish and the kernel goes on.
 //! qemu-test: configs=a72-smp4,a72-smp1
-//! qemu-test: expect=^process <\d+\.\d+> on core \d+ ended: fault: data abort \(same EL\) at 0x8 
+//! qemu-test: expect=^process <\d+\.\d+> on core \d+ ended: fault: data abort \(same EL\) at 0x18 \(ELR=
 //! qemu-test: expect=^process <\d+\.\d+> on core \d+ ended: stack overflow
 //! qemu-test: forbid=PANIC
 
@@ -9,7 +9,7 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, SpawnOptions};
-use beamcore::{ensure, println, smp, ExitCode};
+use beamcore::{ExitCode, ensure, println, smp};
 
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {
@@ -23,8 +23,8 @@ fn main() -> ExitCode {
     // Each faulty process waits for a go message, so the monitor is set before it ends.
     let faulty = sched::spawn_with(SpawnOptions::default().on_core(last), || {
         let _ = sched::receive();
-        // SAFETY: none: the load is meant to fault (address 8 is unmapped).
-        let value = unsafe { (8 as *const u64).read_volatile() };
+        // SAFETY: none: the load is meant to fault (address 0x18 is unmapped).
+        let value = unsafe { (0x18 as *const u64).read_volatile() };
         core::hint::black_box(value);
     });
     let overflowing = sched::spawn_with(SpawnOptions::default().stack_bytes(8192).on_core(last), || {
@@ -48,11 +48,16 @@ fn main() -> ExitCode {
     while workers != 0xff || !fault_seen || !overflow_seen {
         match sched::receive_timeout(20_000_000) {
             Some(Message::Word(i)) => workers |= 1 << i,
-            Some(Message::Down { pid, reason: ExitReason::Fault { class: 0x25, address: 8 } }) if pid == faulty => {
+            Some(Message::Down { pid, reason: ExitReason::Fault { class: 0x25, address: 0x18 } }) if pid == faulty => {
                 fault_seen = true
             }
-            Some(Message::Down { pid, reason: ExitReason::StackOverflow }) if pid == overflowing => overflow_seen = true,
-            other => ensure!(false, "unexpected {other:?} (workers {workers:#b}, fault {fault_seen}, overflow {overflow_seen})"),
+            Some(Message::Down { pid, reason: ExitReason::StackOverflow }) if pid == overflowing => {
+                overflow_seen = true
+            }
+            other => ensure!(
+                false,
+                "unexpected {other:?} (workers {workers:#b}, fault {fault_seen}, overflow {overflow_seen})"
+            ),
         }
     }
     ensure!(!sched::is_alive(faulty) && !sched::is_alive(overflowing), "faulty processes still alive");

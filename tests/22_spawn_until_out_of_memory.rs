@@ -12,7 +12,7 @@ extern crate alloc;
 use alloc::vec::Vec;
 
 use beamcore::sched::{self, Message, Pid, SpawnError, SpawnOptions};
-use beamcore::{ensure, println, smp, ExitCode};
+use beamcore::{ExitCode, ensure, println, smp};
 
 fn echo_until_stopped(main: Pid) {
     loop {
@@ -58,7 +58,9 @@ fn main() -> ExitCode {
     }
     let again = sched::spawn_with(SpawnOptions::default().stack_bytes(256 * 1024), || {});
     ensure!(again.is_ok(), "spawn after freeing: {again:?}");
-    println!("test: {count} processes with 256 KiB stacks, then {error}; all {count} answered and stopped; spawning works again");
+    println!(
+        "test: {count} processes with 256 KiB stacks, then {error}; all {count} answered and stopped; spawning works again"
+    );
     ExitCode::Success
 }
 

@@ -8,7 +8,7 @@
 #![no_main]
 
 use beamcore::sched::{self, Message, SendError, SpawnOptions};
-use beamcore::{ensure, println, smp, time, ExitCode};
+use beamcore::{ExitCode, ensure, println, smp, time};
 
 const COUNT: u64 = 20_000;
 

@@ -8,7 +8,7 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, Pid, SpawnOptions};
-use beamcore::{ensure, println, ExitCode};
+use beamcore::{ExitCode, ensure, println};
 
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {

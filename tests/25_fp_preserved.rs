@@ -9,7 +9,7 @@
 use core::sync::atomic::Ordering;
 
 use beamcore::sched::{self, Message, SpawnOptions};
-use beamcore::{ensure, println, ExitCode};
+use beamcore::{ExitCode, ensure, println};
 
 /// A computation whose every step depends on FP state; `yield_every` = 0 never yields.
 fn compute(seed: f64, steps: u64, yield_every: u64) -> f64 {

@@ -227,6 +227,9 @@ mod tests {
 
     #[test]
     fn config_prints_every_setting() {
-        assert_eq!(Config::default().to_string(), format!("slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000"));
+        assert_eq!(
+            Config::default().to_string(),
+            format!("slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000")
+        );
     }
 }

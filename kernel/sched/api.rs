@@ -6,7 +6,7 @@
 use alloc::boxed::Box;
 use core::sync::atomic::Ordering;
 
-use super::process::{self, lookup, Affinity, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State};
+use super::process::{self, Affinity, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup};
 use super::scheduler::{self, CoreStats, Pending};
 use crate::arch::context::Context;
 use crate::arch::cpu;
@@ -177,8 +177,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     }
     scheduler::switch_out(Pending::Block);
     cpu::irq_restore(irq);
-    let message = process.shared.lock().mailbox.pop_front();
-    message
+    process.shared.lock().mailbox.pop_front()
 }
 
 /// Ends the calling process with `reason`; its monitors are told.
@@ -237,8 +236,27 @@ pub fn core_stats(core: usize) -> &'static CoreStats {
     &scheduler::scheduler(core).stats
 }
 
-/// The core a live process is on, and how often it has migrated.
-pub fn placement(pid: Pid) -> Option<(usize, u32)> {
+/// Where a live process is, where it may go, and how often it has moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub core: usize,
+    pub affinity: Affinity,
+    pub migrations: u32,
+}
+
+/// The placement of a live process.
+pub fn placement(pid: Pid) -> Option<Placement> {
     let process = lookup(pid)?;
-    Some((process.core.load(Ordering::Relaxed), process.migrations.load(Ordering::Relaxed)))
+    Some(Placement {
+        core: process.core.load(Ordering::Relaxed),
+        affinity: process.affinity(),
+        migrations: process.migrations.load(Ordering::Relaxed),
+    })
+}
+
+/// The load of `core`: 4 x max + 3 x high + 2 x normal + 1 x low runnable processes queued
+/// there (kept with per-priority atomic counters, readable from any core without locks).
+pub fn core_load(core: usize) -> u64 {
+    let scheduler = scheduler::scheduler(core);
+    super::priority::Priority::ALL.iter().map(|&p| p.load_weight() * scheduler.runnable(p) as u64).sum()
 }

@@ -8,20 +8,21 @@ pub mod deque;
 pub mod priority;
 
 #[cfg(target_os = "none")]
+mod api;
+#[cfg(target_os = "none")]
 mod process;
 #[cfg(target_os = "none")]
 mod scheduler;
-#[cfg(target_os = "none")]
-mod api;
 
 #[cfg(target_os = "none")]
 pub use api::{
-    bump_reductions, core_stats, exit, is_alive, kill, monitor, placement, process_count, receive, receive_timeout,
-    self_pid, send, spawn, spawn_with, yield_now,
+    Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, monitor, placement, process_count,
+    receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
 pub use process::{
-    Affinity, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, DEFAULT_STACK_BYTES, MAX_PROCESSES,
+    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
+    SpawnOptions,
 };
 #[cfg(target_os = "none")]
 pub use scheduler::CoreStats;

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use core::any::Any;
 use core::cell::UnsafeCell;
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 use super::priority::Priority;
 use crate::arch::context::Context;
@@ -22,6 +22,8 @@ use crate::sync::IrqSpinLock;
 
 /// Most processes alive at once.
 pub const MAX_PROCESSES: usize = 16384;
+/// Bytes of one process control block (the table holds `MAX_PROCESSES` of them statically).
+pub const CONTROL_BLOCK_BYTES: usize = core::mem::size_of::<Process>();
 /// Usable stack bytes a process gets unless it asks otherwise (a guard page comes on top).
 pub const DEFAULT_STACK_BYTES: usize = 8 * 1024;
 
@@ -77,7 +79,12 @@ pub struct SpawnOptions {
 
 impl Default for SpawnOptions {
     fn default() -> Self {
-        SpawnOptions { priority: Priority::Normal, stack_bytes: DEFAULT_STACK_BYTES, affinity: Affinity::Free, core: None }
+        SpawnOptions {
+            priority: Priority::Normal,
+            stack_bytes: DEFAULT_STACK_BYTES,
+            affinity: Affinity::Free,
+            core: None,
+        }
     }
 }
 
@@ -202,9 +209,10 @@ impl fmt::Display for SendError {
 pub(crate) enum State {
     /// The slot holds no process.
     Free,
-    /// In exactly one run queue or inbox, or about to be.
+    /// Running, or in exactly one run queue or inbox (or about to be). Other cores only
+    /// need to tell live from ended and waiting from not, so the scheduler does not track
+    /// running separately (it would cost a lock per switch).
     Runnable,
-    Running,
     /// Blocked in `receive`; a message (or its timeout) makes it runnable.
     Waiting,
 }

@@ -21,7 +21,7 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
-use super::priority::{low_priority_rule, LowPriorityDecision, Priority, LEVELS};
+use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
 use super::process::{self, ExitReason, Message, State};
 use crate::arch::context::{self, Context};
 use crate::arch::cpu;
@@ -62,7 +62,13 @@ struct Local {
     timeouts: Vec<Timeout>,
 }
 
-/// Per-core counters, readable by any core.
+/// Adds one to a counter that only its own core writes: a plain load and store, no
+/// read-modify-write, since there is no other writer to race with.
+fn bump(counter: &AtomicU64) {
+    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+/// Per-core counters, readable by any core; each is written only by its own core.
 #[derive(Default)]
 pub struct CoreStats {
     /// Turns given to processes (each run until yield, block, exit or preemption).
@@ -226,7 +232,22 @@ fn drain_inbox(me: &CoreScheduler) {
 /// from the top, like a thief, so every process of a level gets its turn).
 fn take_next(me: &CoreScheduler) -> Option<u32> {
     let stealers = me.stealers.get()?;
-    for level in 0..LEVELS {
+    // SAFETY: owning core, IRQs masked (caller contract of the scheduler loop).
+    let queues = unsafe { me.local().queues.as_ref()? };
+    // Levels above normal/low are usually empty: the runnable counts (one load each) skip
+    // them without touching their deques.
+    let first_level = if me.runnable[Priority::Max as usize].load(Ordering::Relaxed) != 0 {
+        0
+    } else if me.runnable[Priority::High as usize].load(Ordering::Relaxed) != 0 {
+        1
+    } else {
+        2
+    };
+    for level in first_level..LEVELS {
+        // The owner's cheap emptiness check (a few loads) avoids a fenced steal on empty levels.
+        if queues[level].is_empty() {
+            continue;
+        }
         loop {
             let slot = match stealers[level].steal() {
                 Steal::Success(item) => item as u32,
@@ -242,7 +263,7 @@ fn take_next(me: &CoreScheduler) -> Option<u32> {
                 enqueue_local(me, slot);
                 continue;
             }
-            me.stats.local_pops.fetch_add(1, Ordering::Relaxed);
+            bump(&me.stats.local_pops);
             return Some(slot);
         }
     }
@@ -321,7 +342,6 @@ fn run(me: &CoreScheduler, slot: u32) {
         finish(me, slot, ExitReason::Killed);
         return;
     }
-    process.shared.lock().state = State::Running;
     // SAFETY: owning core with IRQs masked; the process is out of every queue.
     let local = unsafe { me.local() };
     // SAFETY: as above.
@@ -330,7 +350,7 @@ fn run(me: &CoreScheduler, slot: u32) {
     local.pending = Pending::Nothing;
     local.slice_started = cpu::counter();
     process_local.reductions = reductions_per_slice();
-    me.stats.executed.fetch_add(1, Ordering::Relaxed);
+    bump(&me.stats.executed);
     let scheduler_context: *mut Context = &mut local.context;
     match process_local.preempted_frame.take() {
         // SAFETY: scheduler side, IRQs masked, the frame lies on the process's live stack.
@@ -344,10 +364,7 @@ fn run(me: &CoreScheduler, slot: u32) {
     let local = unsafe { me.local() };
     local.current = None;
     match core::mem::replace(&mut local.pending, Pending::Nothing) {
-        Pending::Requeue => {
-            process.shared.lock().state = State::Runnable;
-            enqueue_local(me, slot);
-        }
+        Pending::Requeue => enqueue_local(me, slot),
         Pending::Block | Pending::Nothing => {}
         Pending::Exit(reason) => finish(me, slot, reason),
     }
@@ -375,7 +392,7 @@ fn finish(me: &CoreScheduler, slot: u32, reason: ExitReason) {
     process.kill_requested.store(false, Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
     process::release_slot(slot);
-    me.stats.completed.fetch_add(1, Ordering::Relaxed);
+    bump(&me.stats.completed);
     for watcher in monitors {
         let _ = super::api::send(watcher, Message::Down { pid, reason });
     }
@@ -435,7 +452,7 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     unsafe { core::ptr::copy_nonoverlapping(frame as *const TrapFrame, save_at as *mut TrapFrame, 1) };
     process_local.preempted_frame = Some(save_at as *const TrapFrame);
     local.pending = Pending::Requeue;
-    me.stats.preemptions.fetch_add(1, Ordering::Relaxed);
+    bump(&me.stats.preemptions);
     // SAFETY: `frame` is this exception's frame, taken while the process ran; the scheduler
     // context was saved when it started the process.
     unsafe { context::end_turn_from_exception(frame, &local.context) };
@@ -443,7 +460,7 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
 
 fn end_with(me: &CoreScheduler, local: &mut Local, frame: &mut TrapFrame, reason: ExitReason) {
     local.pending = Pending::Exit(reason);
-    me.stats.faults.fetch_add(1, Ordering::Relaxed);
+    bump(&me.stats.faults);
     // SAFETY: as in `on_tick`: this exception interrupted the running process.
     unsafe { context::end_turn_from_exception(frame, &local.context) };
 }

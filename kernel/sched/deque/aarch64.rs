@@ -44,10 +44,12 @@ pub enum Aarch64Asm {}
 impl DequeAtomics for Aarch64Asm {
     type Index = AtomicU64;
 
+    #[inline]
     fn new_index(initial: u64) -> AtomicU64 {
         AtomicU64::new(initial)
     }
 
+    #[inline]
     fn load_relaxed(index: &AtomicU64) -> u64 {
         let value: u64;
         // SAFETY: `index.as_ptr()` is an 8-byte-aligned pointer to a live `u64` owned by an
@@ -64,6 +66,7 @@ impl DequeAtomics for Aarch64Asm {
         value
     }
 
+    #[inline]
     fn load_acquire(index: &AtomicU64) -> u64 {
         let value: u64;
         // ORDERING: LDAR is a Load-Acquire: no later load or store of this core is performed
@@ -83,6 +86,7 @@ impl DequeAtomics for Aarch64Asm {
         value
     }
 
+    #[inline]
     fn store_relaxed(index: &AtomicU64, value: u64) {
         // SAFETY: `index.as_ptr()` is an aligned pointer to a live `u64` inside an `AtomicU64`
         // (interior mutability: writing through a shared borrow is what atomics are for); an
@@ -97,6 +101,7 @@ impl DequeAtomics for Aarch64Asm {
         }
     }
 
+    #[inline]
     fn fence_release() {
         // ORDERING: DMB ISH orders every earlier load and store of this core before every later
         // one, as observed by all cores of the inner-shareable domain; `push` uses it between
@@ -108,6 +113,7 @@ impl DequeAtomics for Aarch64Asm {
         unsafe { asm!("dmb ish", options(nostack, preserves_flags)) };
     }
 
+    #[inline]
     fn fence_full() {
         // ORDERING: DMB ISH is the C11 seq_cst fence on ARMv8 and the only barrier that keeps
         // an earlier store before a later load. `pop` needs exactly that between its STR of
@@ -120,6 +126,7 @@ impl DequeAtomics for Aarch64Asm {
         unsafe { asm!("dmb ish", options(nostack, preserves_flags)) };
     }
 
+    #[inline]
     fn compare_exchange_top(top: &AtomicU64, expected: u64, new: u64) -> Result<(), CasFailure> {
         for _attempt in 0..STORE_EXCLUSIVE_ATTEMPTS {
             let observed: u64;

@@ -182,7 +182,11 @@ impl<A: DequeAtomics> Worker<A> {
         // Step 1: claim the newest item by lowering `bottom`. From here on a thief that reads the
         // lowered `bottom` will not take index `claimed`.
         let claimed = bottom.wrapping_sub(1);
-        // Relaxed: ordered before the load of `top` by the full fence below.
+        // Relaxed: ordered before the load of `top` by the full fence below. A thief that reads
+        // this lowered value still sees every item pushed so far, with no release here: the
+        // release fence of the last `push` covers *every* later store of this thread, not only
+        // the next one (a thief's acquire load reading any of them synchronises with that
+        // fence), which is why the paper publishes with a fence and Relaxed stores of `bottom`.
         A::store_relaxed(&shared.bottom.0, claimed);
 
         // Step 2: the barrier. ORDERING: full fence, pairs with the full fence in `steal`
@@ -223,8 +227,8 @@ impl<A: DequeAtomics> Worker<A> {
         let outcome = A::compare_exchange_top(&shared.top.0, top, top.wrapping_add(1));
         // Whatever the outcome, put `bottom` back to the old value: after a win (or a thief's
         // win) `top == bottom` and the deque is empty; after a store-exclusive failure `top` is
-        // unchanged and the item is still there. Relaxed: only the owner reads `bottom` to
-        // decide anything about index `claimed`, and thieves treat it as `top >= bottom`.
+        // unchanged and the item is still there. Relaxed, as the store in step 1: the last
+        // push's release fence already publishes the item to a thief that reads this value.
         A::store_relaxed(&shared.bottom.0, bottom);
         match outcome {
             Ok(()) => Pop::Item(item),

@@ -18,30 +18,36 @@ pub enum Portable {}
 impl DequeAtomics for Portable {
     type Index = AtomicU64;
 
+    #[inline]
     fn new_index(initial: u64) -> AtomicU64 {
         AtomicU64::new(initial)
     }
 
+    #[inline]
     fn load_relaxed(index: &AtomicU64) -> u64 {
         index.load(Ordering::Relaxed)
     }
 
+    #[inline]
     fn load_acquire(index: &AtomicU64) -> u64 {
         // ORDERING: Acquire as the trait promises; each call site in chase_lev.rs names the
         // release it pairs with (the CAS on `top`, or the release fence before `bottom`'s store).
         index.load(Ordering::Acquire)
     }
 
+    #[inline]
     fn store_relaxed(index: &AtomicU64, value: u64) {
         index.store(value, Ordering::Relaxed);
     }
 
+    #[inline]
     fn fence_release() {
         // ORDERING: release fence; its one caller, `push`, pairs it with the Acquire load of
         // `bottom` in `steal` (publishes the slot before the index that makes it visible).
         fence(Ordering::Release);
     }
 
+    #[inline]
     fn fence_full() {
         // ORDERING: SeqCst fence; `pop` (after storing `bottom`) and `steal` (between loading
         // `top` and `bottom`) pair with each other through the single total order of SeqCst
@@ -49,6 +55,7 @@ impl DequeAtomics for Portable {
         fence(Ordering::SeqCst);
     }
 
+    #[inline]
     fn compare_exchange_top(top: &AtomicU64, expected: u64, new: u64) -> Result<(), CasFailure> {
         // ORDERING: SeqCst on success (its release half pairs with the Acquire loads of `top`
         // in `push` and `steal`); Relaxed on failure, where nothing was written or taken.

@@ -94,7 +94,7 @@ fn thief_loop(race: &Race, mut steal: impl FnMut() -> Steal) -> ThiefReport {
                     return report;
                 }
                 idle_polls += 1;
-                if idle_polls % 64 == 0 {
+                if idle_polls.is_multiple_of(64) {
                     thread::yield_now();
                 } else {
                     core::hint::spin_loop();
@@ -136,7 +136,7 @@ fn stress_one_owner_three_thieves_take_every_item_exactly_once() {
         // Pop after about half the pushes, and "work" a little in between: the thieves keep
         // up, so the deque hovers near empty and the owner often races them for the last item.
         let choice = choices.next();
-        if choice % 2 == 0 {
+        if choice.is_multiple_of(2) {
             owner_pop(&mut owner_taken);
         }
         for _ in 0..(choice >> 58) {

@@ -1,0 +1,113 @@
+//! Scheduler micro-benchmarks, meant for one core under `-icount shift=0,sleep=off`: guest time
+//! then advances one nanosecond per executed instruction, so counter deltas convert to
+//! instruction counts that repeat run to run (scripts/bench.py runs it that way).
+//!
+//! Prints `bench: sched.<name> <instructions> insns` for: a yield between two processes, a
+//! message hop (send plus the receiver's receive), and spawn+run+exit of an empty process.
+
+#![no_std]
+#![no_main]
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use beamcore::sched::{self, Message, SpawnOptions};
+use beamcore::{ExitCode, arch::cpu, println, time};
+
+const ROUNDS: u64 = 20_000;
+
+static STARTED: AtomicU64 = AtomicU64::new(0);
+
+/// Instructions per operation for `ticks` counter ticks spent on `operations` operations.
+fn instructions(ticks: u64, operations: u64) -> f64 {
+    let nanoseconds = time::ticks_to_ns(ticks);
+    nanoseconds as f64 / operations as f64
+}
+
+fn report(name: &str, ticks: u64, operations: u64) {
+    println!("bench: sched.{name} {:.0} insns", instructions(ticks, operations));
+}
+
+fn bench_yield(me: sched::Pid) -> u64 {
+    let body = move || {
+        STARTED.compare_exchange(0, cpu::counter(), Ordering::Relaxed, Ordering::Relaxed).ok();
+        for _ in 0..ROUNDS {
+            sched::yield_now();
+        }
+        let _ = sched::send(me, Message::Word(cpu::counter()));
+    };
+    STARTED.store(0, Ordering::Relaxed);
+    sched::spawn_with(SpawnOptions::default().on_core(0), body).expect("spawn");
+    sched::spawn_with(SpawnOptions::default().on_core(0), body).expect("spawn");
+    let mut end = 0;
+    for _ in 0..2 {
+        if let Message::Word(at) = sched::receive() {
+            end = end.max(at);
+        }
+    }
+    end - STARTED.load(Ordering::Relaxed)
+}
+
+fn bench_message_hop(me: sched::Pid) -> u64 {
+    let echo = sched::spawn_with(SpawnOptions::default().on_core(0), || {
+        loop {
+            match sched::receive() {
+                Message::Boxed(reply_to) => {
+                    let reply_to = *reply_to.downcast::<sched::Pid>().expect("pid");
+                    for _ in 0..ROUNDS {
+                        if let Message::Word(n) = sched::receive() {
+                            let _ = sched::send(reply_to, Message::Word(n));
+                        }
+                    }
+                    return;
+                }
+                _ => continue,
+            }
+        }
+    })
+    .expect("spawn");
+    let pinger = sched::spawn_with(SpawnOptions::default().on_core(0), move || {
+        let start = cpu::counter();
+        for n in 0..ROUNDS {
+            let _ = sched::send(echo, Message::Word(n));
+            let _ = sched::receive();
+        }
+        let _ = sched::send(me, Message::Word(cpu::counter() - start));
+    })
+    .expect("spawn");
+    let _ = sched::send(echo, Message::Boxed(alloc::boxed::Box::new(pinger)));
+    match sched::receive() {
+        Message::Word(ticks) => ticks,
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+extern crate alloc;
+
+fn bench_spawn_exit() -> u64 {
+    let start = cpu::counter();
+    for _ in 0..ROUNDS {
+        sched::spawn_with(SpawnOptions::default().stack_bytes(4096).on_core(0), || {}).expect("spawn");
+        // Let the child run and exit before the next spawn.
+        sched::yield_now();
+    }
+    cpu::counter() - start
+}
+
+fn main() -> ExitCode {
+    let me = sched::self_pid().expect("main is a process");
+    println!("bench: config cores=1 rounds={ROUNDS} counter_hz={}", cpu::counter_frequency());
+    println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
+    println!(
+        "bench: sched.min_stack {} bytes",
+        beamcore::mm::stack_pool::MIN_STACK_BYTES + beamcore::mm::layout::PAGE_BYTES
+    );
+    let yield_ticks = bench_yield(me);
+    report("yield", yield_ticks, 2 * ROUNDS);
+    let hop_ticks = bench_message_hop(me);
+    report("message_hop", hop_ticks, 2 * ROUNDS);
+    let spawn_ticks = bench_spawn_exit();
+    report("spawn_exit", spawn_ticks, ROUNDS);
+    ExitCode::Success
+}
+
+beamcore::entry!(main);

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Runs beamcore's benchmarks and gathers every `bench: <name> <value> <unit>` line into
+bench/results.json (and bench/results.md).
+
+Single-core micro-benchmarks run under `-icount shift=0,sleep=off`: guest time advances one
+nanosecond per executed instruction, so their counter-derived figures are instruction counts
+that repeat run to run. Host benchmarks run as ignored cargo tests on the host.
+
+Usage: bench.py [--bench PREFIX]   (only suites or figures whose name starts with PREFIX)
+"""
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LINE = re.compile(r"^bench: (\S+) (\S+) (\S+)$")
+
+# name -> (binary, qemu arguments, bootargs)
+QEMU_SUITES = {
+    "sched": ("bench-sched", ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=0,sleep=off"],
+              "slice_us=1000000"),
+}
+HOST_SUITES = {}
+
+
+def qemu_command(binary, qemu_args, bootargs):
+    elf = Path("target/aarch64-unknown-none/release") / binary
+    cmd = ["qemu-system-aarch64", *qemu_args, "-m", "128M", "-nographic", "-semihosting", "-kernel", str(elf)]
+    if bootargs:
+        cmd += ["-append", bootargs]
+    return cmd
+
+
+def run(cmd, timeout):
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    return proc.returncode, proc.stdout.decode(errors="replace")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", default="", help="only suites/figures starting with this prefix")
+    args = parser.parse_args()
+    prefix = args.bench
+
+    def wanted(suite):
+        return not prefix or suite.startswith(prefix) or prefix.startswith(suite)
+
+    suites = [s for s in QEMU_SUITES if wanted(s)] + [s for s in HOST_SUITES if wanted(s)]
+    if not suites:
+        sys.exit(f"bench: no suite matches {prefix!r} (suites: {', '.join([*QEMU_SUITES, *HOST_SUITES])})")
+    if any(s in QEMU_SUITES for s in suites):
+        print("bench: building release kernels", flush=True)
+        subprocess.run(["cargo", "build", "--release", "--bins"], cwd=ROOT, check=True)
+
+    results_path = ROOT / "bench/results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    failures = 0
+    for step, suite in enumerate(suites, 1):
+        print(f"[{step}/{len(suites)}] {suite}", flush=True)
+        if suite in QEMU_SUITES:
+            binary, qemu_args, bootargs = QEMU_SUITES[suite]
+            cmd = qemu_command(binary, qemu_args, bootargs)
+        else:
+            cmd = HOST_SUITES[suite]
+        started = time.monotonic()
+        status, output = run(cmd, timeout=600)
+        shown = " ".join(cmd)
+        if status != 0:
+            failures += 1
+            print(f"bench: {suite} failed with status {status}:\n{output}")
+            continue
+        for line in output.splitlines():
+            m = LINE.match(line.strip())
+            if not m or (prefix and not m.group(1).startswith(prefix) and not suite.startswith(prefix)):
+                continue
+            name, value, unit = m.groups()
+            print(f"  {line.strip()}")
+            try:
+                number = float(value)
+            except ValueError:
+                continue
+            results[name] = {"value": number, "unit": unit, "command": shown, "suite": suite}
+        print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
+
+    results_path.parent.mkdir(exist_ok=True)
+    results_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    table = ["| figure | value | unit | command |", "|---|---|---|---|"]
+    for name in sorted(results):
+        r = results[name]
+        value = f"{r['value']:g}"
+        table.append(f"| `{name}` | {value} | {r['unit']} | `{r['command']}` |")
+    (ROOT / "bench/results.md").write_text("\n".join(table) + "\n")
+    print(f"bench: wrote {results_path.relative_to(ROOT)} and bench/results.md")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
