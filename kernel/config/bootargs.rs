@@ -12,6 +12,7 @@
 use core::fmt;
 
 use crate::mm::layout::MAX_CORES;
+use crate::sched::balance::{BalanceConfig, StealAmount, Strategy};
 
 /// Settings chosen at boot. `Default` gives the documented defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,20 +25,73 @@ pub struct Config {
     pub ticks: u32,
     /// Reductions (units of work) a process may spend in one slice before it must yield.
     pub reductions: u32,
+    /// How idle cores choose whom to steal from.
+    pub strategy: Strategy,
+    /// Thresholds, cooldown, migration limit, amount, protection, rebalancing.
+    pub balance: BalanceConfig,
+    /// What `make run` runs.
+    pub workload: Workload,
+}
+
+/// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Workload {
+    /// Every process spawned on core 0: only stealing spreads the work.
+    #[default]
+    Imbalanced,
+    /// Recursive fork-join: each process spawns two children and waits for their results.
+    Fib,
+    /// A token passed around a ring of processes.
+    Ring,
+    /// All four priorities, some processes bound to cores.
+    Mixed,
+}
+
+impl Workload {
+    pub const ALL: [Workload; 4] = [Workload::Imbalanced, Workload::Fib, Workload::Ring, Workload::Mixed];
+
+    pub fn name(self) -> &'static str {
+        WORKLOADS[self as usize]
+    }
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { slice_us: 1000, maxcpus: MAX_CORES, ticks: 10, reductions: 4000 }
+        Config {
+            slice_us: 1000,
+            maxcpus: MAX_CORES,
+            ticks: 10,
+            reductions: 4000,
+            strategy: Strategy::Load,
+            balance: BalanceConfig::default(),
+            workload: Workload::Imbalanced,
+        }
     }
 }
 
 impl fmt::Display for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = &self.balance;
+        let on_off = |on: bool| if on { "on" } else { "off" };
         write!(
             f,
-            "slice_us={} maxcpus={} ticks={} reductions={}",
-            self.slice_us, self.maxcpus, self.ticks, self.reductions
+            "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
+             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={}",
+            self.slice_us,
+            self.maxcpus,
+            self.ticks,
+            self.reductions,
+            self.strategy,
+            b.min_steal,
+            b.imbalance,
+            b.retries,
+            b.cooldown_cycles,
+            b.max_migrations,
+            if b.amount == StealAmount::One { "one" } else { "half" },
+            on_off(b.protect_max),
+            on_off(b.rebalance),
+            b.rebalance_ratio,
+            self.workload.name()
         )
     }
 }
@@ -53,6 +107,8 @@ pub enum RejectReason {
     NotANumber,
     /// The number is outside the setting's range.
     OutOfRange { min: u64, max: u64 },
+    /// The value is not one of the setting's names.
+    NotOneOf(&'static [&'static str]),
     /// The command line has more words than the kernel keeps track of.
     TooManyWords,
 }
@@ -64,6 +120,13 @@ impl fmt::Display for RejectReason {
             RejectReason::UnknownKey => write!(f, "unknown key (known: {})", KnownKeys),
             RejectReason::NotANumber => write!(f, "not a decimal number"),
             RejectReason::OutOfRange { min, max } => write!(f, "out of range {min}..={max}"),
+            RejectReason::NotOneOf(names) => {
+                write!(f, "expected one of ")?;
+                for (i, name) in names.iter().enumerate() {
+                    write!(f, "{}{name}", if i == 0 { "" } else { "|" })?;
+                }
+                Ok(())
+            }
             RejectReason::TooManyWords => write!(f, "too many words on the command line"),
         }
     }
@@ -92,18 +155,45 @@ pub struct Parsed<'a> {
     pub rejections: heapless::Vec<Rejection<'a>, MAX_REJECTIONS>,
 }
 
-struct Setting {
-    key: &'static str,
-    min: u64,
-    max: u64,
-    apply: fn(&mut Config, u64),
+enum Value {
+    Number { min: u64, max: u64, apply: fn(&mut Config, u64) },
+    /// One of `names`; `apply` gets the index of the one given.
+    Choice { names: &'static [&'static str], apply: fn(&mut Config, usize) },
 }
 
+struct Setting {
+    key: &'static str,
+    value: Value,
+}
+
+const fn number(key: &'static str, min: u64, max: u64, apply: fn(&mut Config, u64)) -> Setting {
+    Setting { key, value: Value::Number { min, max, apply } }
+}
+
+const fn choice(key: &'static str, names: &'static [&'static str], apply: fn(&mut Config, usize)) -> Setting {
+    Setting { key, value: Value::Choice { names, apply } }
+}
+
+const ON_OFF: &[&str] = &["off", "on"];
+const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
+const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed"];
+
 const SETTINGS: &[Setting] = &[
-    Setting { key: "slice_us", min: 100, max: 1_000_000, apply: |c, v| c.slice_us = v as u32 },
-    Setting { key: "maxcpus", min: 1, max: MAX_CORES as u64, apply: |c, v| c.maxcpus = v as usize },
-    Setting { key: "ticks", min: 1, max: 100_000, apply: |c, v| c.ticks = v as u32 },
-    Setting { key: "reductions", min: 1, max: 1_000_000, apply: |c, v| c.reductions = v as u32 },
+    number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),
+    number("maxcpus", 1, MAX_CORES as u64, |c, v| c.maxcpus = v as usize),
+    number("ticks", 1, 100_000, |c, v| c.ticks = v as u32),
+    number("reductions", 1, 1_000_000, |c, v| c.reductions = v as u32),
+    choice("strategy", STRATEGIES, |c, i| c.strategy = Strategy::ALL[i]),
+    number("min_steal", 1, 1_000, |c, v| c.balance.min_steal = v as usize),
+    number("imbalance", 0, 1_000_000, |c, v| c.balance.imbalance = v),
+    number("retries", 1, 64, |c, v| c.balance.retries = v as u32),
+    number("cooldown", 0, 1 << 40, |c, v| c.balance.cooldown_cycles = v),
+    number("max_migrations", 0, 1_000_000, |c, v| c.balance.max_migrations = v as u32),
+    choice("steal", &["one", "half"], |c, i| c.balance.amount = [StealAmount::One, StealAmount::Half][i]),
+    choice("protect_max", ON_OFF, |c, i| c.balance.protect_max = i == 1),
+    choice("rebalance", ON_OFF, |c, i| c.balance.rebalance = i == 1),
+    number("rebalance_ratio", 2, 1_000, |c, v| c.balance.rebalance_ratio = v),
+    choice("workload", WORKLOADS, |c, i| c.workload = Workload::ALL[i]),
 ];
 
 /// Keys that belong to other software sharing the command line (Linux-style console and root
@@ -147,11 +237,19 @@ fn apply_word(config: &mut Config, word: &str) -> Result<(), RejectReason> {
         // `module.param=value` words are for Linux modules; skip them like foreign keys.
         return if FOREIGN_KEYS.contains(&key) || key.contains('.') { Ok(()) } else { Err(RejectReason::UnknownKey) };
     };
-    let number = parse_number(value).ok_or(RejectReason::NotANumber)?;
-    if !(setting.min..=setting.max).contains(&number) {
-        return Err(RejectReason::OutOfRange { min: setting.min, max: setting.max });
+    match setting.value {
+        Value::Number { min, max, apply } => {
+            let number = parse_number(value).ok_or(RejectReason::NotANumber)?;
+            if !(min..=max).contains(&number) {
+                return Err(RejectReason::OutOfRange { min, max });
+            }
+            apply(config, number);
+        }
+        Value::Choice { names, apply } => {
+            let index = names.iter().position(|&name| name == value).ok_or(RejectReason::NotOneOf(names))?;
+            apply(config, index);
+        }
     }
-    (setting.apply)(config, number);
     Ok(())
 }
 
@@ -204,7 +302,8 @@ mod tests {
         assert_eq!(parsed.rejections[0].to_string(), "bootargs: slice_us=fast ignored: not a decimal number");
         assert_eq!(
             parsed.rejections[2].to_string(),
-            "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions)"
+            "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
+             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload)"
         );
     }
 
@@ -229,7 +328,31 @@ mod tests {
     fn config_prints_every_setting() {
         assert_eq!(
             Config::default().to_string(),
-            format!("slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000")
+            format!(
+                "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
+                 retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
+                 workload=imbalanced"
+            )
         );
+    }
+
+    #[test]
+    fn balancer_settings_parse_and_bad_names_are_rejected() {
+        let parsed = parse("strategy=p2c steal=half protect_max=on rebalance=off cooldown=5000 workload=fib strategy=busy");
+        let c = parsed.config;
+        assert_eq!(c.strategy, Strategy::P2c);
+        assert_eq!(c.balance.amount, StealAmount::Half);
+        assert!(c.balance.protect_max && !c.balance.rebalance);
+        assert_eq!(c.balance.cooldown_cycles, 5000);
+        assert_eq!(c.workload, Workload::Fib);
+        assert_eq!(parsed.rejections.len(), 1);
+        assert_eq!(
+            parsed.rejections[0].to_string(),
+            "bootargs: strategy=busy ignored: expected one of random|load|locality|p2c|adaptive"
+        );
+        let parsed = parse("min_steal=-1 retries=1000");
+        assert_eq!(parsed.config, Config::default());
+        assert_eq!(parsed.rejections[0].reason, RejectReason::NotANumber);
+        assert_eq!(parsed.rejections[1].reason, RejectReason::OutOfRange { min: 1, max: 64 });
     }
 }

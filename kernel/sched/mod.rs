@@ -4,6 +4,7 @@
 //! The pure parts (the deque, the priority rules) compile for the host too; the processes and
 //! the scheduler proper are bare-metal only.
 
+pub mod balance;
 pub mod deque;
 pub mod priority;
 
@@ -25,7 +26,7 @@ pub use process::{
     SpawnOptions,
 };
 #[cfg(target_os = "none")]
-pub use scheduler::CoreStats;
+pub use scheduler::{balance_config, max_migrations_seen, CoreStats, LATENCY_BUCKETS};
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::{init_global, init_this_core, on_process_fault, on_tick, run_loop};
 

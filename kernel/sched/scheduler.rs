@@ -18,11 +18,15 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
+use super::balance::{
+    backoff_cycles, check_victim, steal_count, AdaptiveState, BalanceConfig, CoreView, Refusal, Rng, Strategy,
+    VictimPicker, NEVER,
+};
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
-use super::process::{self, ExitReason, Message, State};
+use super::process::{self, Affinity, ExitReason, Message, State};
 use crate::arch::context::{self, Context};
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
@@ -57,9 +61,21 @@ struct Local {
     context: Context,
     current: Option<u32>,
     pending: Pending,
+    /// Stealable runnable processes, one queue per level.
     queues: Option<[WorkQueue<NativeAtomics>; LEVELS]>,
+    /// Runnable processes that may not move (bound, at the migration limit, protected max):
+    /// kept out of the stealable queues so they never stand in a thief's way.
+    private: [VecDeque<u32>; LEVELS],
+    /// Per level: serve the private queue next (alternates with the stealable one).
+    private_turn: [bool; LEVELS],
     slice_started: u64,
     timeouts: Vec<Timeout>,
+    rng: Rng,
+    adaptive: AdaptiveState,
+    /// Counter reading of the last successful steal from each victim.
+    last_steal: [u64; MAX_CORES],
+    /// When core 0 last looked for severe imbalance.
+    last_rebalance: u64,
 }
 
 /// Adds one to a counter that only its own core writes: a plain load and store, no
@@ -69,7 +85,6 @@ fn bump(counter: &AtomicU64) {
 }
 
 /// Per-core counters, readable by any core; each is written only by its own core.
-#[derive(Default)]
 pub struct CoreStats {
     /// Turns given to processes (each run until yield, block, exit or preemption).
     pub executed: AtomicU64,
@@ -83,6 +98,38 @@ pub struct CoreStats {
     pub spawned: AtomicU64,
     /// Processes ended by a fault or a stack overflow.
     pub faults: AtomicU64,
+    /// Steal attempts (one per victim tried) and successful steals.
+    pub steal_attempts: AtomicU64,
+    pub steals: AtomicU64,
+    /// Failed attempts, by cause.
+    pub fail_empty: AtomicU64,
+    pub fail_below_threshold: AtomicU64,
+    pub fail_cooldown: AtomicU64,
+    /// The victim had runnable processes, but none that may move (bound, migration limit,
+    /// protected max priority).
+    pub fail_migration_limit: AtomicU64,
+    pub fail_lost_race: AtomicU64,
+    /// Processes that moved here, and away from here (written by other cores too).
+    pub migrated_in: AtomicU64,
+    pub migrated_out: AtomicU64,
+    /// Steal latency in counter cycles: bucket i counts steals below 2^(i+7) cycles (i < 9),
+    /// the last bucket everything longer.
+    pub steal_latency: [AtomicU64; LATENCY_BUCKETS],
+    /// Counter cycles spent asleep in WFI.
+    pub asleep_cycles: AtomicU64,
+    /// Smallest gap, in counter cycles, between two successful steals from the same victim
+    /// (u64::MAX if there were none): never below the cooldown.
+    pub min_steal_gap: AtomicU64,
+    /// Processes moved by push rebalancing (counted on the core that did it).
+    pub rebalanced: AtomicU64,
+}
+
+/// Buckets of the steal latency histogram.
+pub const LATENCY_BUCKETS: usize = 10;
+
+fn latency_bucket(cycles: u64) -> usize {
+    let log = 64 - cycles.leading_zeros() as usize; // bits needed
+    log.saturating_sub(7).min(LATENCY_BUCKETS - 1)
 }
 
 #[repr(C, align(64))]
@@ -109,8 +156,14 @@ impl CoreScheduler {
                 current: None,
                 pending: Pending::Nothing,
                 queues: None,
+                private: [const { VecDeque::new() }; LEVELS],
+                private_turn: [false; LEVELS],
                 slice_started: 0,
                 timeouts: Vec::new(),
+                rng: Rng::new(1),
+                adaptive: AdaptiveState::new(),
+                last_steal: [NEVER; MAX_CORES],
+                last_rebalance: 0,
             }),
             inbox: IrqSpinLock::new(VecDeque::new()),
             inbox_len: AtomicUsize::new(0),
@@ -124,6 +177,19 @@ impl CoreScheduler {
                 local_pops: AtomicU64::new(0),
                 spawned: AtomicU64::new(0),
                 faults: AtomicU64::new(0),
+                steal_attempts: AtomicU64::new(0),
+                steals: AtomicU64::new(0),
+                fail_empty: AtomicU64::new(0),
+                fail_below_threshold: AtomicU64::new(0),
+                fail_cooldown: AtomicU64::new(0),
+                fail_migration_limit: AtomicU64::new(0),
+                fail_lost_race: AtomicU64::new(0),
+                migrated_in: AtomicU64::new(0),
+                migrated_out: AtomicU64::new(0),
+                steal_latency: [const { AtomicU64::new(0) }; LATENCY_BUCKETS],
+                asleep_cycles: AtomicU64::new(0),
+                min_steal_gap: AtomicU64::new(u64::MAX),
+                rebalanced: AtomicU64::new(0),
             },
         }
     }
@@ -148,6 +214,14 @@ static SCHEDULERS: [CoreScheduler; MAX_CORES] = [const { CoreScheduler::new() };
 static SLICE_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Reductions per slice.
 static REDUCTIONS_PER_SLICE: AtomicU64 = AtomicU64::new(4000);
+/// The balancer's settings and strategy, fixed at boot.
+static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
+/// The most migrations any process has made.
+static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
+/// Push rebalancing looks for severe imbalance this often (counter cycles are derived from it).
+const REBALANCE_PERIOD_US: u64 = 10_000;
+/// Most processes one push-rebalancing round moves.
+const REBALANCE_BATCH: usize = 4;
 
 pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
     &SCHEDULERS[core]
@@ -158,7 +232,13 @@ fn this_scheduler() -> &'static CoreScheduler {
 }
 
 /// Boot core, before any core schedules.
-pub(crate) fn init_global(slice_ticks: u64, reductions: u64) -> Result<(), crate::mm::heap::OutOfMemory> {
+pub(crate) fn init_global(
+    slice_ticks: u64,
+    reductions: u64,
+    balance: BalanceConfig,
+    strategy: Strategy,
+) -> Result<(), crate::mm::heap::OutOfMemory> {
+    BALANCE.call_once(|| (balance, strategy));
     SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
     process::init_table()
@@ -171,12 +251,29 @@ pub(crate) fn init_this_core() {
     me.stealers.call_once(|| [0, 1, 2].map(|level| queues[level].stealer()));
     me.inbox.lock().reserve(64);
     // SAFETY: this core, before it schedules anything.
-    unsafe { me.local().queues = Some(queues) };
+    let local = unsafe { me.local() };
+    local.queues = Some(queues);
+    for private in &mut local.private {
+        private.reserve(64);
+    }
+    local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));
 }
 
 /// Reductions a slice starts with.
 pub(crate) fn reductions_per_slice() -> i64 {
     REDUCTIONS_PER_SLICE.load(Ordering::Relaxed) as i64
+}
+
+/// May the balancer move this process?
+fn may_move(process: &super::process::Process, priority: Priority) -> bool {
+    let (config, _) = balance();
+    process.affinity() == Affinity::Free
+        && process.migrations.load(Ordering::Relaxed) < config.max_migrations
+        && !(config.protect_max && priority == Priority::Max)
+}
+
+fn balance() -> &'static (BalanceConfig, Strategy) {
+    BALANCE.get().expect("balancer configured at boot")
 }
 
 /// Queues a runnable process on the calling core. Caller: the owning core (scheduler, or the
@@ -187,9 +284,15 @@ fn enqueue_local(me: &CoreScheduler, slot: u32) {
     me.runnable[priority as usize].fetch_add(1, Ordering::Relaxed);
     // SAFETY: owning core with IRQs masked (caller contract).
     let local = unsafe { me.local() };
-    let queues = local.queues.as_ref().expect("run queues exist once the core schedules");
-    // Never refused: a full deque spills to the overflow queue (Placement says which).
-    let _placement = queues[priority.level() as usize].push(u64::from(slot));
+    let level = priority.level() as usize;
+    if may_move(process, priority) {
+        let queues = local.queues.as_ref().expect("run queues exist once the core schedules");
+        // Never refused: a full deque spills to the overflow queue (Placement says which).
+        let _placement = queues[level].push(u64::from(slot));
+    } else {
+        // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
+        local.private[level].push_back(slot);
+    }
 }
 
 /// Makes a process that was just marked `Runnable` reachable by its core's scheduler: directly
@@ -233,9 +336,10 @@ fn drain_inbox(me: &CoreScheduler) {
 fn take_next(me: &CoreScheduler) -> Option<u32> {
     let stealers = me.stealers.get()?;
     // SAFETY: owning core, IRQs masked (caller contract of the scheduler loop).
-    let queues = unsafe { me.local().queues.as_ref()? };
+    let local = unsafe { me.local() };
+    let queues = local.queues.as_ref()?;
     // Levels above normal/low are usually empty: the runnable counts (one load each) skip
-    // them without touching their deques.
+    // them without touching their queues.
     let first_level = if me.runnable[Priority::Max as usize].load(Ordering::Relaxed) != 0 {
         0
     } else if me.runnable[Priority::High as usize].load(Ordering::Relaxed) != 0 {
@@ -244,15 +348,27 @@ fn take_next(me: &CoreScheduler) -> Option<u32> {
         2
     };
     for level in first_level..LEVELS {
-        // The owner's cheap emptiness check (a few loads) avoids a fenced steal on empty levels.
-        if queues[level].is_empty() {
-            continue;
-        }
         loop {
-            let slot = match stealers[level].steal() {
-                Steal::Success(item) => item as u32,
-                Steal::Empty => break,
-                Steal::Retry => continue,
+            // Alternate between the private and the stealable queue of the level, so neither
+            // kind of process can starve the other.
+            let prefer_private = local.private_turn[level];
+            local.private_turn[level] = !prefer_private;
+            let slot = if prefer_private || queues[level].is_empty() {
+                match local.private[level].pop_front() {
+                    Some(slot) => slot,
+                    None => match take_stealable(&stealers[level], queues[level].is_empty()) {
+                        Some(slot) => slot,
+                        None => break,
+                    },
+                }
+            } else {
+                match take_stealable(&stealers[level], false) {
+                    Some(slot) => slot,
+                    None => match local.private[level].pop_front() {
+                        Some(slot) => slot,
+                        None => break,
+                    },
+                }
             };
             let process = process::slot(slot);
             let priority = process.priority();
@@ -268,6 +384,186 @@ fn take_next(me: &CoreScheduler) -> Option<u32> {
         }
     }
     None
+}
+
+/// The owner's FIFO take from its own stealable queue (from the top, like a thief).
+fn take_stealable(stealer: &WorkQueueStealer<NativeAtomics>, known_empty: bool) -> Option<u32> {
+    if known_empty {
+        return None;
+    }
+    loop {
+        match stealer.steal() {
+            Steal::Success(item) => return Some(item as u32),
+            Steal::Empty => return None,
+            // A thief took the top item first; look again.
+            Steal::Retry => continue,
+        }
+    }
+}
+
+/// What a thief sees of every online core.
+fn core_views(cores: usize) -> heapless::Vec<CoreView, MAX_CORES> {
+    (0..cores)
+        .map(|core| {
+            let scheduler = &SCHEDULERS[core];
+            let by_priority = [0, 1, 2, 3].map(|p| scheduler.runnable[p].load(Ordering::Relaxed));
+            let stealable = scheduler.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum());
+            CoreView {
+                load: CoreView::load_of(by_priority),
+                stealable,
+                runnable: by_priority.iter().sum(),
+                cluster: (smp::core(core).mpidr() >> 8) & 0xff,
+            }
+        })
+        .collect()
+}
+
+/// Moves a process just taken from `victim`'s stealable queue to core `to`.
+fn migrate(slot: u32, victim: usize, to: usize) {
+    let process = process::slot(slot);
+    SCHEDULERS[victim].runnable[process.priority() as usize].fetch_sub(1, Ordering::Relaxed);
+    process.core.store(to, Ordering::Relaxed);
+    let migrations = process.migrations.fetch_add(1, Ordering::Relaxed) + 1;
+    MAX_MIGRATIONS_SEEN.fetch_max(migrations, Ordering::Relaxed);
+    SCHEDULERS[victim].stats.migrated_out.fetch_add(1, Ordering::Relaxed);
+    SCHEDULERS[to].stats.migrated_in.fetch_add(1, Ordering::Relaxed);
+}
+
+/// An idle core's round of stealing: up to `retries` victims chosen by the strategy, with
+/// backoff between attempts. True when it took at least one process.
+fn try_steal(me: &CoreScheduler, thief: usize) -> bool {
+    let cores = smp::cores_online();
+    if cores < 2 {
+        return false;
+    }
+    let (config, strategy) = *balance();
+    // SAFETY: owning core, IRQs masked.
+    let local = unsafe { me.local() };
+    let views = core_views(cores);
+    let effective = if strategy == Strategy::Adaptive { local.adaptive.current() } else { strategy };
+    let victims = VictimPicker::pick(effective, thief, &views, &mut local.rng, config.retries as usize);
+    for (attempt, &victim) in victims.iter().enumerate() {
+        let pause = backoff_cycles(&config, attempt as u32, local.rng.next_u64());
+        let resume_at = cpu::counter() + pause;
+        while cpu::counter() < resume_at {
+            core::hint::spin_loop();
+        }
+        let started = cpu::counter();
+        me.stats.steal_attempts.fetch_add(1, Ordering::Relaxed);
+        // Fresh numbers for the chosen victim: the snapshot may be a backoff old.
+        let view = core_views(cores)[victim];
+        let thief_load = views[thief].load;
+        let outcome = check_victim(&config, thief_load, &view, started, local.last_steal[victim]);
+        let taken = match outcome {
+            Err(refusal) => {
+                let counter = match refusal {
+                    Refusal::Empty => &me.stats.fail_empty,
+                    Refusal::BelowThreshold => &me.stats.fail_below_threshold,
+                    Refusal::Cooldown => &me.stats.fail_cooldown,
+                    Refusal::Unmovable => &me.stats.fail_migration_limit,
+                };
+                bump(counter);
+                0
+            }
+            Ok(()) => steal_from(me, thief, victim, steal_count(config.amount, view.stealable)),
+        };
+        local.adaptive.record(taken > 0);
+        if taken > 0 {
+            let now = cpu::counter();
+            bump(&me.stats.steals);
+            bump(&me.stats.steal_latency[latency_bucket(now - started)]);
+            let last = local.last_steal[victim];
+            if last != NEVER {
+                let gap = now.wrapping_sub(last);
+                if gap < me.stats.min_steal_gap.load(Ordering::Relaxed) {
+                    me.stats.min_steal_gap.store(gap, Ordering::Relaxed);
+                }
+            }
+            local.last_steal[victim] = now;
+            return true;
+        }
+    }
+    false
+}
+
+/// Takes up to `count` processes from `victim`, highest priority level first.
+fn steal_from(me: &CoreScheduler, thief: usize, victim: usize, count: usize) -> usize {
+    let Some(stealers) = SCHEDULERS[victim].stealers.get() else { return 0 };
+    let mut taken = 0;
+    let mut lost_race = false;
+    for stealer in stealers {
+        while taken < count {
+            match stealer.steal() {
+                Steal::Success(item) => {
+                    let slot = item as u32;
+                    migrate(slot, victim, thief);
+                    enqueue_local(me, slot);
+                    taken += 1;
+                }
+                Steal::Empty => break,
+                Steal::Retry => {
+                    lost_race = true;
+                    break;
+                }
+            }
+        }
+    }
+    if taken == 0 {
+        bump(if lost_race { &me.stats.fail_lost_race } else { &me.stats.fail_empty });
+    }
+    taken
+}
+
+/// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
+/// stealable processes from the busiest core straight to the idlest, under the same rules.
+fn rebalance(local: &mut Local) {
+    let (config, _) = *balance();
+    let cores = smp::cores_online();
+    let now = cpu::counter();
+    if !config.rebalance || cores < 2 || now.wrapping_sub(local.last_rebalance) < crate::time::us_to_ticks(REBALANCE_PERIOD_US) {
+        return;
+    }
+    local.last_rebalance = now;
+    let views = core_views(cores);
+    let busiest = (0..cores).max_by_key(|&c| views[c].load).unwrap_or(0);
+    let idlest = (0..cores).min_by_key(|&c| views[c].load).unwrap_or(0);
+    let (high, low) = (views[busiest].load, views[idlest].load);
+    if busiest == idlest || high <= config.rebalance_ratio * low.max(1) || high <= low + config.imbalance {
+        return;
+    }
+    if views[busiest].stealable < config.min_steal {
+        return;
+    }
+    let Some(stealers) = SCHEDULERS[busiest].stealers.get() else { return };
+    let mut moved = 0;
+    'levels: for stealer in stealers {
+        while moved < REBALANCE_BATCH.min(views[busiest].stealable / 2) {
+            match stealer.steal() {
+                Steal::Success(item) => {
+                    let slot = item as u32;
+                    migrate(slot, busiest, idlest);
+                    make_runnable(slot);
+                    moved += 1;
+                }
+                Steal::Empty => continue 'levels,
+                Steal::Retry => break 'levels,
+            }
+        }
+    }
+    if moved > 0 {
+        let me = this_scheduler();
+        me.stats.rebalanced.fetch_add(moved as u64, Ordering::Relaxed);
+    }
+}
+
+/// The most migrations any process has made so far.
+pub fn max_migrations_seen() -> u32 {
+    MAX_MIGRATIONS_SEEN.load(Ordering::Relaxed)
+}
+
+/// The balancer's configuration in force.
+pub fn balance_config() -> (BalanceConfig, Strategy) {
+    *balance()
 }
 
 fn expire_timeouts(me: &CoreScheduler, local: &mut Local) {
@@ -303,6 +599,7 @@ pub(crate) fn add_timeout(slot: u32, deadline: u64, wait_sequence: u64) {
 
 /// The core's life once online: run processes and queued jobs, else sleep until woken.
 pub(crate) fn run_loop() -> ! {
+    let core = cpu::core_id();
     let me = this_scheduler();
     loop {
         // The scheduler runs with IRQs masked; they are unmasked while a job or a process runs
@@ -315,10 +612,15 @@ pub(crate) fn run_loop() -> ! {
         }
         drain_inbox(me);
         // SAFETY: owning core, IRQs masked.
-        expire_timeouts(me, unsafe { me.local() });
-        match take_next(me) {
-            Some(slot) => run(me, slot),
-            None => sleep(me),
+        let local = unsafe { me.local() };
+        expire_timeouts(me, local);
+        if core == 0 {
+            rebalance(local);
+        }
+        if let Some(slot) = take_next(me) {
+            run(me, slot);
+        } else if !try_steal(me, core) {
+            sleep(me);
         }
     }
 }
@@ -328,8 +630,12 @@ fn sleep(me: &CoreScheduler) {
     me.sleeping.store(true, Ordering::SeqCst);
     if me.inbox_len.load(Ordering::SeqCst) == 0 && !smp::has_jobs() {
         // WFI wakes on a pending interrupt even with IRQs masked: a wake-up SGI that arrived
-        // after the checks is not lost. The tick bounds the sleep (timeouts are checked then).
+        // after the checks is not lost. The tick bounds the sleep (timeouts are checked, and
+        // stealing tried again, then).
+        let fell_asleep = cpu::counter();
         cpu::wait_for_interrupt();
+        let slept = cpu::counter() - fell_asleep;
+        me.stats.asleep_cycles.store(me.stats.asleep_cycles.load(Ordering::Relaxed) + slept, Ordering::Relaxed);
     }
     me.sleeping.store(false, Ordering::Relaxed);
     // Take the interrupt that woke us before looking again (the loop masks IRQs at its top).

@@ -1,0 +1,22 @@
+//! The load balancer's policy: when a core may steal, from whom, how much, and when it must
+//! leave a victim alone. Pure: the scheduler feeds it snapshots of the cores and counter
+//! readings, and it answers; it is unit- and property-tested on the host.
+//!
+//! ```text
+//!  idle thief ─▶ VictimPicker (strategy) ─▶ victim ─▶ check_victim (cooldown, empty,
+//!       ▲                                               threshold, unmovable) ─▶ steal
+//!       └──── backoff_cycles (exponential, jittered, bounded) between the `retries` attempts
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod policy;
+mod rng;
+mod victims;
+
+pub use policy::{
+    backoff_cycles, check_victim, cooldown_active, steal_count, BalanceConfig, CoreView, Refusal, StealAmount,
+    NEVER,
+};
+pub use rng::Rng;
+pub use victims::{AdaptiveState, Strategy, VictimPicker};

@@ -1,0 +1,242 @@
+//! Thresholds, cooldowns, migration limits, backoff and how much to take.
+
+use core::fmt;
+
+/// How many processes a successful steal takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealAmount {
+    /// One process (as ERTS).
+    One,
+    /// Half of the victim's stealable processes, at least one (as Go and Tokio).
+    Half,
+}
+
+/// The balancer's settings (bootargs; defaults as in DESIGN.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BalanceConfig {
+    /// A victim must hold at least this many stealable processes.
+    pub min_steal: usize,
+    /// The victim's load must exceed the thief's by more than this.
+    pub imbalance: u64,
+    /// Steal attempts per idle round.
+    pub retries: u32,
+    /// No steal from the same victim within this many counter cycles of the last success.
+    pub cooldown_cycles: u64,
+    /// A process that has migrated this many times stays where it is.
+    pub max_migrations: u32,
+    pub amount: StealAmount,
+    /// Max-priority processes are never stolen.
+    pub protect_max: bool,
+    /// Periodic push rebalancing from the busiest to the idlest core.
+    pub rebalance: bool,
+    /// Push rebalancing acts when the busiest core's load exceeds `ratio` times the idlest's.
+    pub rebalance_ratio: u64,
+    /// First backoff between attempts, and the cap, in counter cycles.
+    pub backoff_base_cycles: u64,
+    pub backoff_max_cycles: u64,
+}
+
+impl Default for BalanceConfig {
+    fn default() -> Self {
+        BalanceConfig {
+            min_steal: 2,
+            imbalance: 2,
+            retries: 3,
+            cooldown_cycles: 10_000,
+            max_migrations: 100,
+            amount: StealAmount::One,
+            protect_max: false,
+            rebalance: true,
+            rebalance_ratio: 4,
+            backoff_base_cycles: 64,
+            backoff_max_cycles: 2048,
+        }
+    }
+}
+
+/// What a thief sees of a core when it considers stealing from it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CoreView {
+    /// 4 x max + 3 x high + 2 x normal + 1 x low runnable processes.
+    pub load: u64,
+    /// Runnable processes in its stealable queues.
+    pub stealable: usize,
+    /// Runnable processes in all its queues (stealable or not).
+    pub runnable: usize,
+    /// MPIDR affinity level 1 (the cluster).
+    pub cluster: u64,
+}
+
+impl CoreView {
+    /// The load formula from per-priority counts (max, high, normal, low).
+    pub fn load_of(runnable_by_priority: [usize; 4]) -> u64 {
+        let [max, high, normal, low] = runnable_by_priority.map(|n| n as u64);
+        4 * max + 3 * high + 2 * normal + low
+    }
+}
+
+/// Why a victim was not stolen from (each is counted separately in the telemetry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Nothing runnable there.
+    Empty,
+    /// Too few stealable processes, or not enough busier than the thief.
+    BelowThreshold,
+    /// Stolen from too recently.
+    Cooldown,
+    /// It has runnable processes, but none that may move (bound, migration limit, protected).
+    Unmovable,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Refusal::Empty => "empty",
+            Refusal::BelowThreshold => "below_threshold",
+            Refusal::Cooldown => "cooldown",
+            Refusal::Unmovable => "migration_limit",
+        })
+    }
+}
+
+/// "Never stole from it": the cooldown stamp before the first success.
+pub const NEVER: u64 = u64::MAX;
+
+/// True while a victim last stolen from at `last_success` (a counter reading, or [`NEVER`]) is
+/// still cooling down at `now`. Wrap-safe: differences are taken modulo 2^64.
+pub fn cooldown_active(now: u64, last_success: u64, cooldown_cycles: u64) -> bool {
+    last_success != NEVER && now.wrapping_sub(last_success) < cooldown_cycles
+}
+
+/// May the thief (with load `thief_load`) steal from `victim` now?
+pub fn check_victim(
+    config: &BalanceConfig,
+    thief_load: u64,
+    victim: &CoreView,
+    now: u64,
+    last_success: u64,
+) -> Result<(), Refusal> {
+    if cooldown_active(now, last_success, config.cooldown_cycles) {
+        return Err(Refusal::Cooldown);
+    }
+    if victim.runnable == 0 {
+        return Err(Refusal::Empty);
+    }
+    if victim.stealable == 0 {
+        return Err(Refusal::Unmovable);
+    }
+    if victim.stealable < config.min_steal || victim.load <= thief_load.saturating_add(config.imbalance) {
+        return Err(Refusal::BelowThreshold);
+    }
+    Ok(())
+}
+
+/// How many processes to take from a victim with `stealable` stealable processes.
+pub fn steal_count(amount: StealAmount, stealable: usize) -> usize {
+    match amount {
+        StealAmount::One => 1.min(stealable),
+        StealAmount::Half => stealable.div_ceil(2).min(stealable),
+    }
+}
+
+/// The pause before attempt `attempt` (0-based; none before the first): exponential from the
+/// base, capped, with up to half of it replaced by jitter so thieves do not retry in step.
+pub fn backoff_cycles(config: &BalanceConfig, attempt: u32, jitter: u64) -> u64 {
+    if attempt == 0 {
+        return 0;
+    }
+    let exponential = config.backoff_base_cycles.saturating_mul(1u64 << (attempt - 1).min(32));
+    let capped = exponential.min(config.backoff_max_cycles);
+    let half = capped / 2;
+    half + if half == 0 { 0 } else { jitter % (half + 1) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
+
+    fn view(load: u64, stealable: usize, runnable: usize) -> CoreView {
+        CoreView { load, stealable, runnable, cluster: 0 }
+    }
+
+    #[test]
+    fn load_formula() {
+        assert_eq!(CoreView::load_of([1, 1, 1, 1]), 10);
+        assert_eq!(CoreView::load_of([0, 0, 3, 0]), 6);
+    }
+
+    #[test]
+    fn thresholds_with_the_defaults() {
+        let c = BalanceConfig::default();
+        assert_eq!(check_victim(&c, 0, &view(0, 0, 0), 0, NEVER), Err(Refusal::Empty));
+        assert_eq!(check_victim(&c, 0, &view(10, 0, 5), 0, NEVER), Err(Refusal::Unmovable));
+        assert_eq!(check_victim(&c, 0, &view(10, 1, 5), 0, NEVER), Err(Refusal::BelowThreshold), "min_steal 2");
+        assert_eq!(check_victim(&c, 2, &view(4, 2, 2), 0, NEVER), Err(Refusal::BelowThreshold), "4 - 2 is not > 2");
+        assert_eq!(check_victim(&c, 1, &view(4, 2, 2), 0, NEVER), Ok(()), "4 - 1 > 2");
+    }
+
+    #[test]
+    fn cooldown_is_honoured_and_wraps() {
+        let c = BalanceConfig::default();
+        let v = view(100, 10, 10);
+        assert_eq!(check_victim(&c, 0, &v, 5_000, 0), Err(Refusal::Cooldown));
+        assert_eq!(check_victim(&c, 0, &v, 10_000, 0), Ok(()));
+        // A stamp just before the counter wraps, checked just after it.
+        let last = u64::MAX - 100;
+        assert!(cooldown_active(50, last, 10_000));
+        assert!(!cooldown_active(20_000, last, 10_000));
+        assert!(!cooldown_active(0, NEVER, 10_000));
+    }
+
+    #[test]
+    fn steal_amounts() {
+        assert_eq!(steal_count(StealAmount::One, 7), 1);
+        assert_eq!(steal_count(StealAmount::Half, 7), 4);
+        assert_eq!(steal_count(StealAmount::Half, 1), 1);
+        assert_eq!(steal_count(StealAmount::Half, 0), 0);
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let c = BalanceConfig::default();
+        assert_eq!(backoff_cycles(&c, 0, 12345), 0);
+        assert_eq!(backoff_cycles(&c, 1, 0), 32);
+        assert_eq!(backoff_cycles(&c, 2, 0), 64);
+        assert_eq!(backoff_cycles(&c, 40, 0), 1024);
+    }
+
+    proptest! {
+        #[test]
+        fn a_steal_is_allowed_exactly_when_every_rule_allows_it(
+            thief in 0u64..50, load in 0u64..60, stealable in 0usize..8, extra in 0usize..8,
+            now in any::<u64>(), since in 0u64..30_000, cooled in any::<bool>(),
+        ) {
+            let c = BalanceConfig::default();
+            let v = view(load, stealable, stealable + extra);
+            let last = if cooled { NEVER } else { now.wrapping_sub(since) };
+            let allowed = check_victim(&c, thief, &v, now, last).is_ok();
+            let expected = (cooled || since >= c.cooldown_cycles)
+                && stealable >= c.min_steal
+                && load > thief + c.imbalance;
+            prop_assert_eq!(allowed, expected);
+        }
+
+        #[test]
+        fn backoff_is_bounded(attempt in 0u32..100, jitter in any::<u64>()) {
+            let c = BalanceConfig::default();
+            let b = backoff_cycles(&c, attempt, jitter);
+            prop_assert!(b <= c.backoff_max_cycles);
+            if attempt > 0 {
+                prop_assert!(b >= c.backoff_base_cycles / 2);
+            }
+        }
+
+        #[test]
+        fn half_takes_at_least_one_and_never_more_than_there_is(n in 0usize..1000) {
+            let k = steal_count(StealAmount::Half, n);
+            prop_assert!(k <= n);
+            prop_assert!(n == 0 || k >= 1);
+        }
+    }
+}

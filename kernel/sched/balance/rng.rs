@@ -1,0 +1,43 @@
+//! A small, fast, seedable pseudo-random generator (xorshift64*) for victim choice and jitter.
+
+/// xorshift64* (Vigna): good enough for choosing victims, one multiply per number.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from `seed` (any value; zero is replaced).
+    pub const fn new(seed: u64) -> Rng {
+        Rng(if seed == 0 { 0x9e37_79b9_7f4a_7c15 } else { seed })
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..bound` (`bound` > 0).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn below_stays_in_range_and_covers_it() {
+        let mut rng = Rng::new(7);
+        let mut seen = [false; 5];
+        for _ in 0..1000 {
+            let x = rng.below(5);
+            assert!(x < 5);
+            seen[x as usize] = true;
+        }
+        assert!(seen.iter().all(|&s| s));
+    }
+}

@@ -1,0 +1,242 @@
+//! Victim strategies: which cores an idle thief tries, in what order.
+//!
+//! Where a strategy walks several victims it starts at a random core and steps by a random
+//! stride coprime to the core count (as Go's runtime does), so one round visits every other
+//! core exactly once and thieves do not all start at the same victim.
+
+use core::fmt;
+
+use super::policy::CoreView;
+use super::rng::Rng;
+
+/// Most cores a picker handles (the kernel's `MAX_CORES`).
+pub const MAX_VICTIMS: usize = 32;
+
+/// How a thief chooses victims (bootarg `strategy=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Every other core once, in a random coprime walk.
+    Random,
+    /// The busiest first (by load), then the next busiest.
+    #[default]
+    Load,
+    /// Cores of the thief's cluster (MPIDR Aff1) first, then the rest; random walk within each.
+    Locality,
+    /// Power of two choices: for each attempt, sample two cores and take the more loaded.
+    P2c,
+    /// Every 100 attempts: busiest-first below a 30% success rate, p2c above it.
+    Adaptive,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 5] = [Strategy::Random, Strategy::Load, Strategy::Locality, Strategy::P2c, Strategy::Adaptive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Random => "random",
+            Strategy::Load => "load",
+            Strategy::Locality => "locality",
+            Strategy::P2c => "p2c",
+            Strategy::Adaptive => "adaptive",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The adaptive strategy's memory: success rate over windows of 100 attempts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AdaptiveState {
+    attempts: u32,
+    successes: u32,
+    aggressive: bool,
+    /// Times the strategy switched (for the report).
+    pub switches: u32,
+}
+
+impl AdaptiveState {
+    pub const fn new() -> AdaptiveState {
+        AdaptiveState { attempts: 0, successes: 0, aggressive: false, switches: 0 }
+    }
+
+    pub const WINDOW: u32 = 100;
+    /// Below this success rate (percent) the thief turns to busiest-first.
+    pub const AGGRESSIVE_BELOW_PERCENT: u32 = 30;
+
+    pub fn record(&mut self, success: bool) {
+        self.attempts += 1;
+        self.successes += u32::from(success);
+        if self.attempts == Self::WINDOW {
+            let aggressive = self.successes * 100 < Self::AGGRESSIVE_BELOW_PERCENT * Self::WINDOW;
+            self.switches += u32::from(aggressive != self.aggressive);
+            self.aggressive = aggressive;
+            self.attempts = 0;
+            self.successes = 0;
+        }
+    }
+
+    /// The strategy in force now.
+    pub fn current(&self) -> Strategy {
+        if self.aggressive { Strategy::Load } else { Strategy::P2c }
+    }
+}
+
+/// Chooses victims for one idle round.
+pub struct VictimPicker;
+
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Every core but `thief`, in a random coprime walk.
+fn coprime_walk(thief: usize, cores: usize, rng: &mut Rng) -> heapless::Vec<usize, MAX_VICTIMS> {
+    let mut order = heapless::Vec::new();
+    if cores < 2 {
+        return order;
+    }
+    let start = rng.below(cores as u64) as usize;
+    let mut stride = 1 + rng.below(cores as u64 - 1) as usize;
+    while gcd(stride, cores) != 1 {
+        stride = stride % (cores - 1) + 1;
+    }
+    let mut position = start;
+    for _ in 0..cores {
+        if position != thief {
+            let _ = order.push(position);
+        }
+        position = (position + stride) % cores;
+    }
+    order
+}
+
+impl VictimPicker {
+    /// Up to `attempts` victims for `thief` among `views` (indexed by core id), in the order
+    /// to try them. Never the thief; nothing with one core. `strategy` must not be `Adaptive`
+    /// (pass `AdaptiveState::current()` instead).
+    pub fn pick(
+        strategy: Strategy,
+        thief: usize,
+        views: &[CoreView],
+        rng: &mut Rng,
+        attempts: usize,
+    ) -> heapless::Vec<usize, MAX_VICTIMS> {
+        let cores = views.len().min(MAX_VICTIMS);
+        let mut walk = coprime_walk(thief, cores, rng);
+        match strategy {
+            Strategy::Random | Strategy::Adaptive => {}
+            Strategy::Load => walk.sort_by(|&a, &b| views[b].load.cmp(&views[a].load)),
+            Strategy::Locality => {
+                let home = views[thief].cluster;
+                walk.sort_by_key(|&c| views[c].cluster != home);
+            }
+            Strategy::P2c => {
+                let mut chosen = heapless::Vec::new();
+                for _ in 0..attempts.min(MAX_VICTIMS) {
+                    let Some(&first) = walk.get(rng.below(walk.len().max(1) as u64) as usize) else { break };
+                    let second = if walk.len() > 1 {
+                        let mut other = walk[rng.below(walk.len() as u64 - 1) as usize];
+                        if other == first {
+                            other = walk[walk.len() - 1];
+                        }
+                        other
+                    } else {
+                        first
+                    };
+                    let pick = if views[second].load > views[first].load { second } else { first };
+                    let _ = chosen.push(pick);
+                }
+                return chosen;
+            }
+        }
+        walk.truncate(attempts);
+        walk
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
+
+    fn views(loads: &[u64]) -> Vec<CoreView> {
+        loads.iter().enumerate().map(|(i, &load)| CoreView { load, stealable: 3, runnable: 3, cluster: (i / 4) as u64 }).collect()
+    }
+
+    #[test]
+    fn one_core_has_no_victims() {
+        let mut rng = Rng::new(1);
+        for s in [Strategy::Random, Strategy::Load, Strategy::Locality, Strategy::P2c] {
+            assert!(VictimPicker::pick(s, 0, &views(&[5]), &mut rng, 3).is_empty());
+        }
+    }
+
+    #[test]
+    fn load_picks_the_busiest_first() {
+        let mut rng = Rng::new(3);
+        let picked = VictimPicker::pick(Strategy::Load, 1, &views(&[2, 0, 9, 4]), &mut rng, 3);
+        assert_eq!(picked.as_slice(), &[2, 3, 0]);
+    }
+
+    #[test]
+    fn locality_prefers_the_same_cluster() {
+        let mut rng = Rng::new(5);
+        let picked = VictimPicker::pick(Strategy::Locality, 5, &views(&[9; 8]), &mut rng, 7);
+        assert!(picked[..3].iter().all(|&c| c / 4 == 1), "{picked:?}");
+        assert!(picked[3..].iter().all(|&c| c / 4 == 0), "{picked:?}");
+    }
+
+    #[test]
+    fn p2c_takes_the_more_loaded_of_two() {
+        let mut rng = Rng::new(9);
+        // With loads 0 and 10 among the two others, the more loaded must win whenever both are
+        // sampled; with only two candidates both are always sampled.
+        for _ in 0..50 {
+            let picked = VictimPicker::pick(Strategy::P2c, 0, &views(&[1, 0, 10]), &mut rng, 1);
+            assert_eq!(picked.as_slice(), &[2]);
+        }
+    }
+
+    #[test]
+    fn adaptive_switches_on_success_rate() {
+        let mut state = AdaptiveState::default();
+        assert_eq!(state.current(), Strategy::P2c);
+        for i in 0..100 {
+            state.record(i % 10 == 0); // 10% success
+        }
+        assert_eq!(state.current(), Strategy::Load);
+        for i in 0..100 {
+            state.record(i % 2 == 0); // 50% success
+        }
+        assert_eq!(state.current(), Strategy::P2c);
+        assert_eq!(state.switches, 2);
+    }
+
+    proptest! {
+        #[test]
+        fn walks_visit_every_other_core_exactly_once(cores in 1usize..=32, thief_seed in any::<u64>(), seed in any::<u64>()) {
+            let thief = (thief_seed % cores as u64) as usize;
+            let mut rng = Rng::new(seed);
+            let loads: Vec<u64> = (0..cores as u64).map(|c| c * 7 % 5).collect();
+            for strategy in [Strategy::Random, Strategy::Load, Strategy::Locality] {
+                let picked = VictimPicker::pick(strategy, thief, &views(&loads), &mut rng, cores);
+                let mut sorted: Vec<usize> = picked.to_vec();
+                sorted.sort();
+                let expected: Vec<usize> = (0..cores).filter(|&c| c != thief).collect();
+                prop_assert_eq!(sorted, expected);
+            }
+            let picked = VictimPicker::pick(Strategy::P2c, thief, &views(&loads), &mut rng, 3);
+            prop_assert!(picked.iter().all(|&c| c != thief && c < cores));
+        }
+    }
+}
