@@ -57,6 +57,20 @@ impl<'w, W: Write> JsonObject<'w, W> {
         Ok(self)
     }
 
+    /// An array of numbers.
+    pub fn uint_array(&mut self, key: &str, values: &[u64]) -> Result<&mut Self, fmt::Error> {
+        self.key(key)?;
+        self.out.write_char('[')?;
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                self.out.write_char(',')?;
+            }
+            write!(self.out, "{value}")?;
+        }
+        self.out.write_char(']')?;
+        Ok(self)
+    }
+
     /// A nested object written by `body`.
     pub fn object(
         &mut self,
@@ -122,10 +136,11 @@ mod tests {
         o.array("per_core", 2, |i, e| e.uint("core", i as u64).map(|_| ())).unwrap();
         o.object("x", |e| e.boolean("ok", true).map(|_| ())).unwrap();
         o.float("ratio", 1.25).unwrap();
+        o.uint_array("h", &[1, 2]).unwrap();
         o.end().unwrap();
         assert_eq!(
             out,
-            r#"{"cores":2,"name":"a \"q\"\n","per_core":[{"core":0},{"core":1}],"x":{"ok":true},"ratio":1.2500}"#
+            r#"{"cores":2,"name":"a \"q\"\n","per_core":[{"core":0},{"core":1}],"x":{"ok":true},"ratio":1.2500,"h":[1,2]}"#
         );
     }
 }

@@ -11,6 +11,7 @@ Each tests/NN_name.rs is a small kernel. Its header lines say how to run and jud
     //! qemu-test: expect-count=smp <regex>    (exactly SMP lines match; or a number)
     //! qemu-test: timeout=60                  (deadline in seconds; default 60)
     //! qemu-test: qemu-args=-device ...       (extra QEMU arguments, split on spaces)
+    //! qemu-test: variants=a=1;a=2 b=3         (run once per variant, its words added to append)
 
 A test passes when QEMU exits with the expected status before the deadline and the console
 checks hold. A hung test is killed at its deadline and fails; every failure prints the console.
@@ -46,7 +47,7 @@ HEADER = re.compile(r"^//!\s*qemu-test:\s*([a-z-]+)=(.*)$")
 
 def parse_header(source: Path):
     spec = {"configs": DEFAULT_CONFIGS, "append": "", "exit": 0, "expect": [], "forbid": [],
-            "expect_count": [], "timeout": 60, "qemu_args": []}
+            "expect_count": [], "timeout": 60, "qemu_args": [], "variants": [""]}
     for line in source.read_text().splitlines():
         m = HEADER.match(line.strip())
         if not m:
@@ -68,6 +69,8 @@ def parse_header(source: Path):
         elif key == "expect-count":
             count, regex = value.split(" ", 1)
             spec["expect_count"].append((count, re.compile(regex)))
+        elif key == "variants":
+            spec["variants"] = [v.strip() for v in value.split(";") if v.strip()]
         elif key == "qemu-args":
             spec["qemu_args"] = value.split()
         elif key == "timeout":
@@ -96,12 +99,13 @@ def build(release: bool, cargo_args):
     return executables
 
 
-def run_case(executable, config, spec):
+def run_case(executable, config, spec, variant):
     machine, cpu, smp = CONFIGS[config]
     cmd = ["qemu-system-aarch64", "-M", machine, "-cpu", cpu, "-smp", str(smp), "-m", "128M",
            "-nographic", "-semihosting", "-kernel", executable]
-    if spec["append"]:
-        cmd += ["-append", spec["append"]]
+    append = " ".join(part for part in (spec["append"], variant) if part)
+    if append:
+        cmd += ["-append", append]
     cmd += spec["qemu_args"]
     started = time.monotonic()
     try:
@@ -152,25 +156,27 @@ def main():
         for config in spec["configs"]:
             if args.config and config not in args.config:
                 continue
-            cases.append((name, config, spec))
+            for variant in spec["variants"]:
+                cases.append((name, config, spec, variant))
     if not cases:
         sys.exit("test-qemu: no test matches")
     if args.list:
-        for name, config, _ in cases:
-            print(f"{name} @ {config}")
+        for name, config, _, variant in cases:
+            print(f"{name} @ {config}" + (f" [{variant}]" if variant else ""))
         return
 
     executables = build(args.release, args.cargo_args)
     passed = failed = 0
     failures = []
-    for i, (name, config, spec) in enumerate(cases, 1):
+    for i, (name, config, spec, variant) in enumerate(cases, 1):
         executable = executables.get(name)
         if executable is None:
             ok, why, output, elapsed = False, "not built (missing [[test]] entry in Cargo.toml?)", "", 0.0
         else:
-            ok, why, output, elapsed = run_case(executable, config, spec)
+            ok, why, output, elapsed = run_case(executable, config, spec, variant)
         tag = "PASS" if ok else "FAIL"
-        print(f"[{i}/{len(cases)}] {tag} {name} @ {config} ({elapsed:.1f}s){'' if ok else ': ' + why}", flush=True)
+        label = f"{name} @ {config}" + (f" [{variant}]" if variant else "")
+        print(f"[{i}/{len(cases)}] {tag} {label} ({elapsed:.1f}s){'' if ok else ': ' + why}", flush=True)
         if ok:
             checked = [l for l in output.splitlines() if l.startswith("test: ")]
             for line in checked:
@@ -178,7 +184,7 @@ def main():
             passed += 1
         else:
             failed += 1
-            failures.append(f"{name} @ {config}")
+            failures.append(label)
             print("        --- console ---")
             for line in output.splitlines():
                 print(f"        | {line.rstrip()}")

@@ -2,7 +2,7 @@
 //! work handed to it exactly once.
 //! qemu-test: configs=all
 //! qemu-test: expect-count=smp ^core \d+ online el=1 mpidr=0x[0-9a-f]+$
-//! qemu-test: expect=^config: slice_us=1000 maxcpus=32 ticks=10 reductions=4000 strategy=load 
+//! qemu-test: expect=^config: slice_us=1000 maxcpus=32 ticks=10 reductions=4000 strategy=load
 //! qemu-test: expect=^platform: device tree at 0x40000000
 //! qemu-test: forbid=PANIC|did not come online
 

@@ -3,10 +3,10 @@
 //! qemu-test: configs=a72-smp4,el2-smp4
 //! qemu-test: append=slice_us=abc bogus=1 maxcpus=2 ticks=0 ticks=7 noequals
 //! qemu-test: expect=^bootargs: slice_us=abc ignored: not a decimal number$
-//! qemu-test: expect=^bootargs: bogus=1 ignored: unknown key \(known: slice_us, maxcpus, ticks, reductions, strategy, 
+//! qemu-test: expect=^bootargs: bogus=1 ignored: unknown key \(known: slice_us, maxcpus, ticks, reductions, strategy,
 //! qemu-test: expect=^bootargs: ticks=0 ignored: out of range 1..=100000$
 //! qemu-test: expect=^bootargs: noequals ignored: expected key=value$
-//! qemu-test: expect=^config: slice_us=1000 maxcpus=2 ticks=7 reductions=4000 
+//! qemu-test: expect=^config: slice_us=1000 maxcpus=2 ticks=7 reductions=4000
 //! qemu-test: expect-count=2 ^core \d+ online
 //! qemu-test: forbid=PANIC
 

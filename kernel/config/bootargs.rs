@@ -156,9 +156,16 @@ pub struct Parsed<'a> {
 }
 
 enum Value {
-    Number { min: u64, max: u64, apply: fn(&mut Config, u64) },
+    Number {
+        min: u64,
+        max: u64,
+        apply: fn(&mut Config, u64),
+    },
     /// One of `names`; `apply` gets the index of the one given.
-    Choice { names: &'static [&'static str], apply: fn(&mut Config, usize) },
+    Choice {
+        names: &'static [&'static str],
+        apply: fn(&mut Config, usize),
+    },
 }
 
 struct Setting {
@@ -338,7 +345,8 @@ mod tests {
 
     #[test]
     fn balancer_settings_parse_and_bad_names_are_rejected() {
-        let parsed = parse("strategy=p2c steal=half protect_max=on rebalance=off cooldown=5000 workload=fib strategy=busy");
+        let parsed =
+            parse("strategy=p2c steal=half protect_max=on rebalance=off cooldown=5000 workload=fib strategy=busy");
         let c = parsed.config;
         assert_eq!(c.strategy, Strategy::P2c);
         assert_eq!(c.balance.amount, StealAmount::Half);

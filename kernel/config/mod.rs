@@ -4,4 +4,4 @@
 
 pub mod bootargs;
 
-pub use bootargs::{Config, RejectReason, Rejection, parse};
+pub use bootargs::{Config, RejectReason, Rejection, Workload, parse};

@@ -14,6 +14,8 @@ mod api;
 mod process;
 #[cfg(target_os = "none")]
 mod scheduler;
+#[cfg(target_os = "none")]
+pub mod telemetry;
 
 #[cfg(target_os = "none")]
 pub use api::{
@@ -26,7 +28,7 @@ pub use process::{
     SpawnOptions,
 };
 #[cfg(target_os = "none")]
-pub use scheduler::{balance_config, max_migrations_seen, CoreStats, LATENCY_BUCKETS};
+pub use scheduler::{CoreStats, LATENCY_BUCKETS, balance_config, max_migrations_seen};
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::{init_global, init_this_core, on_process_fault, on_tick, run_loop};
 

@@ -21,8 +21,8 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::balance::{
-    backoff_cycles, check_victim, steal_count, AdaptiveState, BalanceConfig, CoreView, Refusal, Rng, Strategy,
-    VictimPicker, NEVER,
+    AdaptiveState, BalanceConfig, CoreView, NEVER, Refusal, Rng, Strategy, VictimPicker, backoff_cycles, check_victim,
+    steal_count,
 };
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
@@ -218,10 +218,13 @@ static REDUCTIONS_PER_SLICE: AtomicU64 = AtomicU64::new(4000);
 static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
 /// The most migrations any process has made.
 static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
+/// Cores asleep in WFI (bit n = core n), so a core that queues stealable work can wake one to
+/// take it (as Go's runtime wakes an idle P) instead of leaving it asleep until its tick.
+static SLEEPERS: AtomicU32 = AtomicU32::new(0);
 /// Push rebalancing looks for severe imbalance this often (counter cycles are derived from it).
-const REBALANCE_PERIOD_US: u64 = 10_000;
+const REBALANCE_PERIOD_US: u64 = 2_000;
 /// Most processes one push-rebalancing round moves.
-const REBALANCE_BATCH: usize = 4;
+const REBALANCE_BATCH: usize = 16;
 
 pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
     &SCHEDULERS[core]
@@ -264,6 +267,19 @@ pub(crate) fn reductions_per_slice() -> i64 {
     REDUCTIONS_PER_SLICE.load(Ordering::Relaxed) as i64
 }
 
+/// With enough stealable work queued here, wakes one sleeping core to come and take some.
+fn wake_a_thief(stealable_here: usize) {
+    let sleepers = SLEEPERS.load(Ordering::Relaxed);
+    if sleepers == 0 || stealable_here < balance().0.min_steal {
+        return;
+    }
+    let me = cpu::core_id();
+    let others = sleepers & !(1 << me);
+    if others != 0 {
+        let _ = smp::send_sgi(others.trailing_zeros() as usize, Sgi::Wake);
+    }
+}
+
 /// May the balancer move this process?
 fn may_move(process: &super::process::Process, priority: Priority) -> bool {
     let (config, _) = balance();
@@ -289,6 +305,7 @@ fn enqueue_local(me: &CoreScheduler, slot: u32) {
         let queues = local.queues.as_ref().expect("run queues exist once the core schedules");
         // Never refused: a full deque spills to the overflow queue (Placement says which).
         let _placement = queues[level].push(u64::from(slot));
+        wake_a_thief(queues[level].len());
     } else {
         // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
         local.private[level].push_back(slot);
@@ -442,11 +459,13 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> bool {
     let views = core_views(cores);
     let effective = if strategy == Strategy::Adaptive { local.adaptive.current() } else { strategy };
     let victims = VictimPicker::pick(effective, thief, &views, &mut local.rng, config.retries as usize);
+    // The earliest moment a victim that refused only for its cooldown becomes available.
+    let mut cooled_at: Option<u64> = None;
     for (attempt, &victim) in victims.iter().enumerate() {
         let pause = backoff_cycles(&config, attempt as u32, local.rng.next_u64());
         let resume_at = cpu::counter() + pause;
         while cpu::counter() < resume_at {
-            core::hint::spin_loop();
+            cpu::relax();
         }
         let started = cpu::counter();
         me.stats.steal_attempts.fetch_add(1, Ordering::Relaxed);
@@ -459,7 +478,11 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> bool {
                 let counter = match refusal {
                     Refusal::Empty => &me.stats.fail_empty,
                     Refusal::BelowThreshold => &me.stats.fail_below_threshold,
-                    Refusal::Cooldown => &me.stats.fail_cooldown,
+                    Refusal::Cooldown => {
+                        let at = local.last_steal[victim].wrapping_add(config.cooldown_cycles);
+                        cooled_at = Some(cooled_at.map_or(at, |t: u64| t.min(at)));
+                        &me.stats.fail_cooldown
+                    }
                     Refusal::Unmovable => &me.stats.fail_migration_limit,
                 };
                 bump(counter);
@@ -482,6 +505,15 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> bool {
             local.last_steal[victim] = now;
             return true;
         }
+    }
+    // A victim with work was only cooling down: wait out the (short) cooldown rather than
+    // sleep a whole tick, then let the loop try again. There is work to take, so this is not
+    // idle spinning; the wait is bounded by the cooldown.
+    if let Some(at) = cooled_at {
+        while (cpu::counter().wrapping_sub(at) as i64) < 0 {
+            cpu::relax();
+        }
+        return true;
     }
     false
 }
@@ -520,7 +552,10 @@ fn rebalance(local: &mut Local) {
     let (config, _) = *balance();
     let cores = smp::cores_online();
     let now = cpu::counter();
-    if !config.rebalance || cores < 2 || now.wrapping_sub(local.last_rebalance) < crate::time::us_to_ticks(REBALANCE_PERIOD_US) {
+    if !config.rebalance
+        || cores < 2
+        || now.wrapping_sub(local.last_rebalance) < crate::time::us_to_ticks(REBALANCE_PERIOD_US)
+    {
         return;
     }
     local.last_rebalance = now;
@@ -535,9 +570,11 @@ fn rebalance(local: &mut Local) {
         return;
     }
     let Some(stealers) = SCHEDULERS[busiest].stealers.get() else { return };
+    // Enough to bring the two halfway together (a normal process weighs 2), a few at a time.
+    let batch = REBALANCE_BATCH.min(views[busiest].stealable / 2).min(((high - low) / 4) as usize).max(1);
     let mut moved = 0;
     'levels: for stealer in stealers {
-        while moved < REBALANCE_BATCH.min(views[busiest].stealable / 2) {
+        while moved < batch {
             match stealer.steal() {
                 Steal::Success(item) => {
                     let slot = item as u32;
@@ -632,9 +669,12 @@ fn sleep(me: &CoreScheduler) {
         // WFI wakes on a pending interrupt even with IRQs masked: a wake-up SGI that arrived
         // after the checks is not lost. The tick bounds the sleep (timeouts are checked, and
         // stealing tried again, then).
+        let bit = 1 << cpu::core_id();
+        SLEEPERS.fetch_or(bit, Ordering::Relaxed);
         let fell_asleep = cpu::counter();
         cpu::wait_for_interrupt();
         let slept = cpu::counter() - fell_asleep;
+        SLEEPERS.fetch_and(!bit, Ordering::Relaxed);
         me.stats.asleep_cycles.store(me.stats.asleep_cycles.load(Ordering::Relaxed) + slept, Ordering::Relaxed);
     }
     me.sleeping.store(false, Ordering::Relaxed);

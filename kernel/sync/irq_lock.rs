@@ -12,20 +12,31 @@ use crate::arch::cpu::{self, IrqState};
 
 const NO_OWNER: usize = usize::MAX;
 
+/// How a waiter spins: the `yield` hint. On hardware it is a cheap hint; under QEMU's
+/// single-threaded TCG (used with `-icount`) it ends the vCPU's turn, so the lock holder runs
+/// instead of the waiter burning its whole time slice (lock-holder preemption).
+pub struct YieldRelax;
+
+impl spin::RelaxStrategy for YieldRelax {
+    fn relax() {
+        cpu::relax();
+    }
+}
+
 pub struct IrqSpinLock<T> {
-    inner: spin::Mutex<T>,
+    inner: spin::mutex::SpinMutex<T, YieldRelax>,
     owner: AtomicUsize,
 }
 
 pub struct IrqSpinLockGuard<'a, T> {
-    guard: Option<spin::MutexGuard<'a, T>>,
+    guard: Option<spin::mutex::SpinMutexGuard<'a, T>>,
     owner: &'a AtomicUsize,
     irq: IrqState,
 }
 
 impl<T> IrqSpinLock<T> {
     pub const fn new(value: T) -> Self {
-        IrqSpinLock { inner: spin::Mutex::new(value), owner: AtomicUsize::new(NO_OWNER) }
+        IrqSpinLock { inner: spin::mutex::SpinMutex::new(value), owner: AtomicUsize::new(NO_OWNER) }
     }
 
     /// Masks IRQs, then spins until the lock is free.
@@ -44,7 +55,7 @@ impl<T> IrqSpinLock<T> {
                 self.owner.store(cpu::core_id(), Ordering::Relaxed);
                 return Some(IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq });
             }
-            core::hint::spin_loop();
+            cpu::relax();
         }
         cpu::irq_restore(irq);
         None

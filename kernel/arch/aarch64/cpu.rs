@@ -80,6 +80,15 @@ pub fn wait_for_event() {
     asm::wfe();
 }
 
+/// A spin-wait hint (`yield`): lets an SMT sibling or, under QEMU's single-threaded TCG,
+/// another vCPU run. (`core::hint::spin_loop` emits `isb` on AArch64, which QEMU does not
+/// treat as a hint to switch vCPUs.)
+#[inline(always)]
+pub fn relax() {
+    // SAFETY: a hint instruction with no architectural effect.
+    unsafe { core::arch::asm!("yield", options(nomem, nostack, preserves_flags)) };
+}
+
 /// Wakes every core waiting in `wfe`.
 #[inline(always)]
 pub fn send_event() {

@@ -15,8 +15,7 @@ mod rng;
 mod victims;
 
 pub use policy::{
-    backoff_cycles, check_victim, cooldown_active, steal_count, BalanceConfig, CoreView, Refusal, StealAmount,
-    NEVER,
+    BalanceConfig, CoreView, NEVER, Refusal, StealAmount, backoff_cycles, check_victim, cooldown_active, steal_count,
 };
 pub use rng::Rng;
 pub use victims::{AdaptiveState, Strategy, VictimPicker};

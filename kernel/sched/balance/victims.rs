@@ -29,7 +29,8 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 5] = [Strategy::Random, Strategy::Load, Strategy::Locality, Strategy::P2c, Strategy::Adaptive];
+    pub const ALL: [Strategy; 5] =
+        [Strategy::Random, Strategy::Load, Strategy::Locality, Strategy::P2c, Strategy::Adaptive];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -170,7 +171,11 @@ mod tests {
     use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
 
     fn views(loads: &[u64]) -> Vec<CoreView> {
-        loads.iter().enumerate().map(|(i, &load)| CoreView { load, stealable: 3, runnable: 3, cluster: (i / 4) as u64 }).collect()
+        loads
+            .iter()
+            .enumerate()
+            .map(|(i, &load)| CoreView { load, stealable: 3, runnable: 3, cluster: (i / 4) as u64 })
+            .collect()
     }
 
     #[test]

@@ -33,7 +33,8 @@ use super::primitives::{CasFailure, DequeAtomics};
 /// from spinning unseen.
 pub const STORE_EXCLUSIVE_ATTEMPTS: u32 = 8;
 
-/// What one LDAXR/STLXR attempt reported.
+/// What the LDAXR/STLXR sequence reports: stored; the store-exclusive failed on every attempt
+/// (1, STLXR's own failure status); or the value differed.
 const STATUS_STORED: u32 = 0;
 const STATUS_COMPARE_FAILED: u32 = 2;
 
@@ -128,52 +129,59 @@ impl DequeAtomics for Aarch64Asm {
 
     #[inline]
     fn compare_exchange_top(top: &AtomicU64, expected: u64, new: u64) -> Result<(), CasFailure> {
-        for _attempt in 0..STORE_EXCLUSIVE_ATTEMPTS {
-            let observed: u64;
-            let status: u32;
-            // ORDERING: LDAXR (load-acquire exclusive) + STLXR (store-release exclusive) is the
-            // seq_cst read-modify-write of the C11-to-ARMv8 mapping. The release half (STLXR)
-            // pairs with the LDAR of `top` in `push` (a thief's slot read happens-before the
-            // owner's overwrite of that slot) and in the next `steal`. STLXR followed by a later
-            // LDAR/LDAXR is ordered on ARMv8 (RCsc), and DMB ISH orders everything, so the CAS
-            // takes its place in the total order with the fences. The exclusive pair makes the
-            // compare-and-swap atomic: a store to `top` by another core between LDAXR and STLXR
-            // clears our monitor and the STLXR fails. On a mismatch CLREX drops the monitor and
-            // nothing is written (failure ordering: none needed).
-            // SAFETY: `top.as_ptr()` is an aligned, live `u64` inside an `AtomicU64`; the
-            // exclusive pair accesses it single-copy atomically. `status` and `observed` are
-            // `out` (not `lateout`) so they never share a register with the inputs still read
-            // after they are written, and STLXR's status register differs from its data and
-            // address registers as the architecture requires. The sequence clobbers only the
-            // flags (not declared preserved) and the outputs.
-            unsafe {
-                asm!(
-                    "ldaxr {observed}, [{address}]",
-                    "cmp {observed}, {expected}",
-                    "b.ne 2f",
-                    "stlxr {status:w}, {new}, [{address}]",
-                    "b 3f",
-                    "2:",
-                    "clrex",
-                    "mov {status:w}, #{compare_failed}",
-                    "3:",
-                    address = in(reg) top.as_ptr(),
-                    expected = in(reg) expected,
-                    new = in(reg) new,
-                    observed = out(reg) observed,
-                    status = out(reg) status,
-                    compare_failed = const STATUS_COMPARE_FAILED,
-                    options(nostack),
-                );
-            }
-            match status {
-                STATUS_STORED => return Ok(()),
-                STATUS_COMPARE_FAILED => return Err(CasFailure::ValueChanged { observed }),
-                // STLXR reported 1: the monitor was lost while the value still matched. Retry
-                // (bounded); the next LDAXR sees any change another core made meanwhile.
-                _ => {}
-            }
+        let observed: u64;
+        let status: u32;
+        // ORDERING: LDAXR (load-acquire exclusive) + STLXR (store-release exclusive) is the
+        // seq_cst read-modify-write of the C11-to-ARMv8 mapping. The release half (STLXR) pairs
+        // with the LDAR of `top` in `push` (a thief's slot read happens-before the owner's
+        // overwrite of that slot) and in the next `steal`. STLXR followed by a later LDAR/LDAXR
+        // is ordered on ARMv8 (RCsc), and DMB ISH orders everything, so the CAS takes its place
+        // in the total order with the fences. The exclusive pair makes the compare-and-swap
+        // atomic: a store to `top` by another core between LDAXR and STLXR clears our monitor
+        // and the STLXR fails. On a mismatch CLREX drops the monitor and nothing is written
+        // (failure ordering: none needed).
+        //
+        // The retry loop is in the asm so it stays one small loop (the compiler would unroll a
+        // Rust loop around one attempt). A failed STLXR (status 1) means the monitor was lost
+        // while the value still matched; it retries from LDAXR, which sees any change another
+        // core made meanwhile, at most STORE_EXCLUSIVE_ATTEMPTS times in all, then reports 1.
+        // SAFETY: `top.as_ptr()` is an aligned, live `u64` inside an `AtomicU64`; the exclusive
+        // pair accesses it single-copy atomically. `observed`, `status` and `attempts_left` are
+        // `out` (not `lateout`), so they never share a register with the inputs, which are
+        // read after they are first written; STLXR's status register thus differs from its data
+        // and address registers, as the architecture requires. The sequence writes only its
+        // outputs, the scratch register and the flags (not declared preserved), no stack.
+        unsafe {
+            asm!(
+                "mov {attempts_left:w}, #{attempts}",
+                "2:",
+                "ldaxr {observed}, [{address}]",
+                "cmp {observed}, {expected}",
+                "b.ne 3f",
+                "stlxr {status:w}, {new}, [{address}]",
+                "cbz {status:w}, 4f",
+                "subs {attempts_left:w}, {attempts_left:w}, #1",
+                "b.ne 2b",
+                "b 4f",
+                "3:",
+                "clrex",
+                "mov {status:w}, #{compare_failed}",
+                "4:",
+                address = in(reg) top.as_ptr(),
+                expected = in(reg) expected,
+                new = in(reg) new,
+                observed = out(reg) observed,
+                status = out(reg) status,
+                attempts_left = out(reg) _,
+                attempts = const STORE_EXCLUSIVE_ATTEMPTS,
+                compare_failed = const STATUS_COMPARE_FAILED,
+                options(nostack),
+            );
         }
-        Err(CasFailure::StoreExclusiveFailed)
+        match status {
+            STATUS_STORED => Ok(()),
+            STATUS_COMPARE_FAILED => Err(CasFailure::ValueChanged { observed }),
+            _ => Err(CasFailure::StoreExclusiveFailed),
+        }
     }
 }

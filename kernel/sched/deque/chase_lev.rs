@@ -191,9 +191,9 @@ impl<A: DequeAtomics> Worker<A> {
 
         // Step 2: the barrier. ORDERING: full fence, pairs with the full fence in `steal`
         // (between its load of `top` and its load of `bottom`). Both fences are in one total
-        // order; whichever comes second sees the other side's write: either this owner's load of
-        // `top` below sees every steal whose fence came first, or that thief's load of `bottom`
-        // sees our lowered `bottom`. This is a store followed by a load of another location, the
+        // order, and the side whose fence comes second sees the other side's write: either this
+        // owner's load of `top` below sees a `top` at least as new as the one that thief read,
+        // or that thief's load of `bottom` sees our lowered `bottom`. This is a store followed by a load of another location, the
         // one reordering that even x86 (and QEMU TCG on it) performs: without the fence the
         // owner can read an old `top`, believe two items remain and take index `claimed`
         // without a CAS while a thief, reading the old `bottom`, takes the same index by CAS.

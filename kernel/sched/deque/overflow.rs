@@ -2,7 +2,7 @@
 //!
 //! ```text
 //!   owner push ──> deque (lock-free) ──full──> overflow (spin::Mutex<VecDeque>) ──┐
-//!   owner pop  <── deque first; when it is empty, refill it from the overflow  <──┘
+//!   owner pop / take_oldest <── deque; when it is empty, refill it from the overflow <──┘
 //!   thief steal <── deque top (lock-free); when it is empty, overflow front (locked)
 //! ```
 //!
@@ -64,6 +64,8 @@ impl Overflow {
 /// overflow queue. `Send`, not `Sync`, like the `Worker`.
 pub struct WorkQueue<A: DequeAtomics = Portable> {
     deque: Worker<A>,
+    /// The owner's own handle on the deque's top, for [`WorkQueue::take_oldest`].
+    deque_top: Stealer<A>,
     overflow: Arc<Overflow>,
 }
 
@@ -76,8 +78,10 @@ pub struct WorkQueueStealer<A: DequeAtomics = Portable> {
 impl<A: DequeAtomics> WorkQueue<A> {
     /// A new empty queue whose lock-free part holds `deque_capacity` items (a power of two).
     pub fn new(deque_capacity: usize) -> Result<Self, CapacityError> {
+        let deque = Worker::new(deque_capacity)?;
         Ok(WorkQueue {
-            deque: Worker::new(deque_capacity)?,
+            deque_top: deque.stealer(),
+            deque,
             overflow: Arc::new(Overflow { len_hint: AtomicUsize::new(0), items: Mutex::new(VecDeque::new()) }),
         })
     }
@@ -150,6 +154,29 @@ impl<A: DequeAtomics> WorkQueue<A> {
                     self.refill_deque(&mut items);
                 }
             }
+        }
+    }
+
+    /// Takes the *oldest* item, as a thief would but from the owner's core: the deque's top
+    /// first; when the deque is empty, it is refilled with the oldest spilled items and taken
+    /// from again. For a FIFO run queue (a LIFO `pop` would run a yielding process again at
+    /// once). [`Steal::Retry`] when a thief won the race for the top item (trying again may
+    /// succeed); [`Steal::Empty`] only when the overflow is empty too.
+    pub fn take_oldest(&self) -> Steal {
+        loop {
+            match self.deque_top.steal() {
+                Steal::Empty => {}
+                other => return other,
+            }
+            // The owner's read of the hint is never below the true length.
+            if self.overflow.len() == 0 {
+                return Steal::Empty;
+            }
+            let mut items = self.overflow.items.lock();
+            if items.is_empty() {
+                return Steal::Empty;
+            }
+            self.refill_deque(&mut items);
         }
     }
 

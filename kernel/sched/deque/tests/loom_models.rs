@@ -170,8 +170,8 @@ fn loom_wraparound_reuses_slots_under_two_thieves() {
 }
 
 /// The work queue with a capacity-1 deque: the second and third pushes spill; a thief steals
-/// from the deque and the overflow while the owner pops and refills. Nothing is lost or
-/// duplicated.
+/// (from the deque, or from the overflow when the deque is empty) while the owner pops and
+/// takes the oldest, refilling the deque from the overflow. Nothing is lost or duplicated.
 #[test]
 #[cfg_attr(deque_omit_pop_barrier, ignore = "pop barrier omitted; see docs/deque.md")]
 fn loom_work_queue_spill_refill_and_steal() {
@@ -191,12 +191,10 @@ fn loom_work_queue_spill_refill_and_steal() {
             }
             stolen
         });
-        let mut taken = Vec::new();
-        for _ in 0..2 {
-            if let Pop::Item(item) = queue.pop() {
-                taken.push(item);
-            }
-        }
+        // The owner takes from both ends: LIFO `pop`, then FIFO `take_oldest` (each refills the
+        // deque from the overflow when it finds the deque empty).
+        let mut taken: Vec<u64> = queue.pop().item().into_iter().collect();
+        taken.extend(queue.take_oldest().success());
         taken.extend(thief.join().expect("thief"));
         let mut left = Vec::new();
         while let Pop::Item(item) = queue.pop() {

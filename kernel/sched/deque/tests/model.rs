@@ -12,6 +12,8 @@ enum Operation {
     Push,
     Pop,
     Steal,
+    /// `WorkQueue::take_oldest` (the owner's FIFO take); a `Steal` on the raw deque.
+    TakeOldest,
 }
 
 fn operations() -> impl Strategy<Value = Vec<Operation>> {
@@ -20,6 +22,7 @@ fn operations() -> impl Strategy<Value = Vec<Operation>> {
             3 => Just(Operation::Push),
             2 => Just(Operation::Pop),
             2 => Just(Operation::Steal),
+            1 => Just(Operation::TakeOldest),
         ],
         0..400,
     )
@@ -54,7 +57,7 @@ proptest! {
                     let expected = model.pop_back().map_or(Pop::Empty, Pop::Item);
                     prop_assert_eq!(worker.pop(), expected, "step {}", step);
                 }
-                Operation::Steal => {
+                Operation::Steal | Operation::TakeOldest => {
                     let expected = model.pop_front().map_or(Steal::Empty, Steal::Success);
                     prop_assert_eq!(stealer.steal(), expected, "step {}", step);
                 }
@@ -95,18 +98,54 @@ proptest! {
                         None
                     }
                 },
-                Operation::Steal => match thief.steal() {
-                    Steal::Success(item) => Some(item),
-                    other => {
-                        prop_assert!(inside.is_empty(), "step {}: {:?} while holding items", step, other);
-                        None
+                Operation::Steal | Operation::TakeOldest => {
+                    let taken = if matches!(operation, Operation::Steal) {
+                        thief.steal()
+                    } else {
+                        queue.take_oldest()
+                    };
+                    match taken {
+                        Steal::Success(item) => Some(item),
+                        other => {
+                            prop_assert!(inside.is_empty(), "step {}: {:?} while holding items", step, other);
+                            None
+                        }
                     }
-                },
+                }
             };
             if let Some(item) = taken {
                 prop_assert!(inside.remove(&item), "step {}: {} not inside", step, item);
             }
             prop_assert_eq!(queue.len(), inside.len(), "step {}", step);
+        }
+    }
+
+    /// Without `pop`, the work queue is strictly FIFO: pushes at the back, `take_oldest` and
+    /// `steal` at the front, across spills and refills (deque capacities 1 to 8).
+    #[test]
+    fn work_queue_without_pop_is_fifo(capacity_log2 in 0u32..4, script in operations()) {
+        let capacity = 1usize << capacity_log2;
+        let queue = WorkQueue::<Portable>::new(capacity).expect("capacity");
+        let thief = queue.stealer();
+        let mut model = VecDeque::new();
+        let mut next_item = 0u64;
+        for (step, operation) in script.into_iter().enumerate() {
+            match operation {
+                Operation::Push => {
+                    let _ = queue.push(next_item);
+                    model.push_back(next_item);
+                    next_item += 1;
+                }
+                Operation::Pop | Operation::TakeOldest => {
+                    let expected = model.pop_front().map_or(Steal::Empty, Steal::Success);
+                    prop_assert_eq!(queue.take_oldest(), expected, "step {}", step);
+                }
+                Operation::Steal => {
+                    let expected = model.pop_front().map_or(Steal::Empty, Steal::Success);
+                    prop_assert_eq!(thief.steal(), expected, "step {}", step);
+                }
+            }
+            prop_assert_eq!(queue.len(), model.len(), "step {}", step);
         }
     }
 }

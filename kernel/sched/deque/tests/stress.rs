@@ -104,9 +104,10 @@ fn thief_loop(race: &Race, mut steal: impl FnMut() -> Steal) -> ThiefReport {
     }
 }
 
-/// Items the owner moves through the deque (the full million in debug builds too: it takes well
-/// under a second on two cores).
-const DEQUE_ITEMS: u64 = 1_000_000;
+/// Items the owner moves through the deque: the full million, in debug builds too (about a
+/// second on two cores); a few thousand under Miri, which interprets every access (`cargo
+/// +nightly miri test` runs these tests with its data-race detector and weak-memory emulation).
+const DEQUE_ITEMS: u64 = if cfg!(miri) { 3_000 } else { 1_000_000 };
 
 #[test]
 fn stress_one_owner_three_thieves_take_every_item_exactly_once() {
@@ -162,7 +163,7 @@ fn stress_one_owner_three_thieves_take_every_item_exactly_once() {
     assert_each_item_taken_once(DEQUE_ITEMS, &taken);
 }
 
-const WORK_QUEUE_ITEMS: u64 = 400_000;
+const WORK_QUEUE_ITEMS: u64 = if cfg!(miri) { 2_000 } else { 400_000 };
 
 #[test]
 fn stress_work_queue_spills_under_thieves_and_loses_nothing() {
@@ -228,7 +229,7 @@ fn stress_work_queue_spills_under_thieves_and_loses_nothing() {
 
 #[test]
 fn stress_boxed_items_move_between_threads_exactly_once() {
-    const ITEMS: u64 = 50_000;
+    const ITEMS: u64 = if cfg!(miri) { 1_000 } else { 50_000 };
     let worker = BoxWorker::<u64>::new(64).expect("capacity");
     let race = Race::new();
     let thieves: Vec<_> = (0..THIEVES)

@@ -247,6 +247,25 @@ fn work_queue_keeps_spill_order_and_refills_the_deque() {
 }
 
 #[test]
+fn work_queue_take_oldest_is_fifo_across_spill_and_refill() {
+    let queue = WorkQueue::<Portable>::new(2).expect("capacity");
+    let thief = queue.stealer();
+    for item in 0..7 {
+        let _ = queue.push(item);
+    }
+    // Deque 0..2, overflow 2..7: the owner takes 0 and 1 from the deque's top, then the deque
+    // is refilled with 2 and 3, and so on; a thief in between takes the next oldest.
+    assert_eq!(queue.take_oldest(), Steal::Success(0));
+    assert_eq!(queue.take_oldest(), Steal::Success(1));
+    assert_eq!(queue.take_oldest(), Steal::Success(2));
+    assert_eq!(queue.overflow_len(), 3, "2 and 3 were moved back into the deque");
+    assert_eq!(thief.steal(), Steal::Success(3));
+    let rest: Vec<u64> = std::iter::from_fn(|| queue.take_oldest().success()).collect();
+    assert_eq!(rest, [4, 5, 6]);
+    assert_eq!(queue.take_oldest(), Steal::Empty);
+}
+
+#[test]
 fn work_queue_thieves_steal_from_the_overflow_when_the_deque_is_empty() {
     let queue = WorkQueue::<Portable>::new(2).expect("capacity");
     let thief = queue.stealer();

@@ -1,0 +1,101 @@
+//! The balancer's telemetry at the end of a run: a table per core on the console and one
+//! `report: {json}` line (DESIGN.md's console contract).
+
+use alloc::string::String;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::scheduler::{CoreStats, LATENCY_BUCKETS, balance_config, max_migrations_seen, scheduler};
+use crate::report::JsonObject;
+use crate::{println, smp, time};
+
+fn read(counter: &AtomicU64) -> u64 {
+    counter.load(Ordering::Relaxed)
+}
+
+/// Sum of a counter over the online cores.
+pub fn total(field: fn(&CoreStats) -> &AtomicU64) -> u64 {
+    (0..smp::cores_online()).map(|c| read(field(&scheduler(c).stats))).sum()
+}
+
+/// Prints the per-core table and the `report:` line. `work` gives each core's executed work
+/// (units defined by the workload); `extra` adds workload-specific fields to the JSON.
+pub fn print_report(
+    workload: &str,
+    work: &dyn Fn(usize) -> u64,
+    extra: &dyn Fn(&mut JsonObject<'_, String>) -> core::fmt::Result,
+) {
+    let cores = smp::cores_online();
+    let (_, strategy) = balance_config();
+    println!(
+        "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  unmovable  lost  mig_in  mig_out  asleep_ms"
+    );
+    for core in 0..cores {
+        let s = &scheduler(core).stats;
+        println!(
+            "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>4}  {:>6}  {:>7}  {:>9}",
+            work(core),
+            read(&s.executed),
+            read(&s.local_pops),
+            read(&s.steal_attempts),
+            read(&s.steals),
+            read(&s.fail_empty),
+            read(&s.fail_below_threshold),
+            read(&s.fail_cooldown),
+            read(&s.fail_migration_limit),
+            read(&s.fail_lost_race),
+            read(&s.migrated_in),
+            read(&s.migrated_out),
+            time::ticks_to_us(read(&s.asleep_cycles)) / 1000
+        );
+    }
+    let works: heapless::Vec<u64, 32> = (0..cores).map(work).collect();
+    let mean = works.iter().sum::<u64>() as f64 / cores as f64;
+    let max = works.iter().copied().max().unwrap_or(0) as f64;
+    let mut line = String::new();
+    let _ = write_json(&mut line, workload, strategy.name(), cores, &works, max / mean.max(1e-9), extra);
+    println!("report: {line}");
+}
+
+fn write_json(
+    out: &mut String,
+    workload: &str,
+    strategy: &str,
+    cores: usize,
+    works: &[u64],
+    max_over_mean: f64,
+    extra: &dyn Fn(&mut JsonObject<'_, String>) -> core::fmt::Result,
+) -> core::fmt::Result {
+    let mut json = JsonObject::begin(out)?;
+    json.string("workload", workload)?.uint("cores", cores as u64)?.string("strategy", strategy)?;
+    json.uint("spawned", total(|s| &s.spawned))?.uint("completed", total(|s| &s.completed))?;
+    json.uint("max_migrations_seen", u64::from(max_migrations_seen()))?;
+    json.float("work_max_over_mean", max_over_mean)?;
+    extra(&mut json)?;
+    json.array("per_core", cores, |core, e| {
+        let s = &scheduler(core).stats;
+        e.uint("core", core as u64)?
+            .uint("work", works[core])?
+            .uint("executed", read(&s.executed))?
+            .uint("local_pops", read(&s.local_pops))?
+            .uint("steal_attempts", read(&s.steal_attempts))?
+            .uint("steals", read(&s.steals))?
+            .uint("fail_empty", read(&s.fail_empty))?
+            .uint("fail_below_threshold", read(&s.fail_below_threshold))?
+            .uint("fail_cooldown", read(&s.fail_cooldown))?
+            .uint("fail_migration_limit", read(&s.fail_migration_limit))?
+            .uint("fail_lost_race", read(&s.fail_lost_race))?
+            .uint("migrated_in", read(&s.migrated_in))?
+            .uint("migrated_out", read(&s.migrated_out))?
+            .uint("rebalanced", read(&s.rebalanced))?
+            .uint("preemptions", read(&s.preemptions))?
+            .uint("asleep_us", time::ticks_to_us(read(&s.asleep_cycles)))?;
+        let gap = read(&s.min_steal_gap);
+        if gap != u64::MAX {
+            e.uint("min_steal_gap_cycles", gap)?;
+        }
+        let histogram: [u64; LATENCY_BUCKETS] = core::array::from_fn(|b| read(&s.steal_latency[b]));
+        e.uint_array("steal_latency_buckets", &histogram)?;
+        Ok(())
+    })?;
+    json.end()
+}

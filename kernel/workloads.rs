@@ -1,0 +1,281 @@
+//! The demo workloads (bootarg `workload=`), each checking its own result. `make run` runs the
+//! configured one and prints the balancer's report; the in-QEMU tests run them under every
+//! strategy.
+//!
+//! Work is counted in units: each unit is a fixed amount of computation, credited to the core
+//! that ran it, so "work per core" measures where the computing happened (not where the
+//! processes were spawned).
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::arch::cpu;
+use crate::config::Workload;
+use crate::mm::layout::MAX_CORES;
+use crate::sched::{self, Message, Pid, Priority, SpawnOptions};
+use crate::smp;
+
+static WORK: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// Units a bound process ran on a core other than its own (must stay 0).
+static BOUND_VIOLATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Work units executed on `core` so far.
+pub fn work_on(core: usize) -> u64 {
+    WORK[core].load(Ordering::Relaxed)
+}
+
+/// Units bound processes ran away from their core.
+pub fn bound_violations() -> u64 {
+    BOUND_VIOLATIONS.load(Ordering::Relaxed)
+}
+
+/// One unit of computation (about 10,000 instructions), credited to the running core; a bound
+/// process checks it is on its core.
+fn unit(bound: Option<usize>) {
+    let mut x = 0u64;
+    for i in 0..2_000u64 {
+        x = core::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
+    let core = cpu::core_id();
+    WORK[core].fetch_add(1, Ordering::Relaxed);
+    if bound.is_some_and(|home| home != core) {
+        BOUND_VIOLATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+    sched::bump_reductions(500);
+}
+
+/// What a workload reports.
+pub struct Outcome {
+    pub ok: bool,
+    pub detail: String,
+    /// Processes the workload spawned (each must complete exactly once).
+    pub processes: u64,
+}
+
+/// Runs `workload` from the calling process (the program's main) and returns once every
+/// process it started has ended (so the scheduler's counters are final).
+pub fn run(workload: Workload) -> Outcome {
+    let baseline = sched::process_count();
+    let outcome = match workload {
+        Workload::Imbalanced => imbalanced(400, 40),
+        Workload::Fib => fib(16),
+        Workload::Ring => ring(1000, 20),
+        Workload::Mixed => mixed(200, 30),
+    };
+    while sched::process_count() > baseline {
+        sched::yield_now();
+    }
+    outcome
+}
+
+/// Migrations made by max-priority processes of the `mixed` workload (0 with `protect_max=on`).
+pub fn max_priority_migrations() -> u64 {
+    MAX_PRIORITY_MIGRATIONS.load(Ordering::Relaxed)
+}
+
+static MAX_PRIORITY_MIGRATIONS: AtomicU64 = AtomicU64::new(0);
+
+fn collect_words(count: usize) -> Result<Vec<u64>, String> {
+    let mut words = Vec::with_capacity(count);
+    for received in 0..count {
+        match sched::receive_timeout(120_000_000) {
+            Some(Message::Word(word)) => words.push(word),
+            other => return Err(format!("message {received} of {count}: {other:?}")),
+        }
+    }
+    Ok(words)
+}
+
+/// Checks that every process index in `0..count` reported exactly once.
+fn exactly_once(words: &[u64], count: usize) -> Result<(), String> {
+    let mut seen = alloc::vec![0u32; count];
+    for &word in words {
+        let index = (word & 0xffff_ffff) as usize;
+        if index >= count {
+            return Err(format!("unknown process index {index}"));
+        }
+        seen[index] += 1;
+    }
+    match seen.iter().position(|&n| n != 1) {
+        Some(i) => Err(format!("process {i} reported {} times", seen[i])),
+        None => Ok(()),
+    }
+}
+
+/// `workers` processes, all spawned on core 0, each running `units` units of work: only the
+/// balancer spreads them.
+pub fn imbalanced(workers: usize, units: usize) -> Outcome {
+    let me = sched::self_pid().expect("run from a process");
+    for i in 0..workers {
+        let options = SpawnOptions::default().stack_bytes(4096).on_core(0);
+        let spawned = sched::spawn_with(options, move || {
+            for _ in 0..units {
+                unit(None);
+            }
+            let _ = sched::send(me, Message::Word(i as u64));
+        });
+        if let Err(error) = spawned {
+            return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i as u64 };
+        }
+    }
+    let result = collect_words(workers).and_then(|words| exactly_once(&words, workers));
+    let processes = workers as u64;
+    match result {
+        Ok(()) => {
+            Outcome { ok: true, detail: format!("{workers} workers x {units} units, each reported once"), processes }
+        }
+        Err(why) => Outcome { ok: false, detail: why, processes },
+    }
+}
+
+/// Recursive fork-join Fibonacci: each process spawns two children (on its own core) and
+/// waits for their results.
+pub fn fib(n: u64) -> Outcome {
+    static SPAWNED: AtomicU64 = AtomicU64::new(0);
+    fn node(n: u64, parent: Pid) {
+        let result = if n < 2 {
+            unit(None);
+            n
+        } else {
+            let me = sched::self_pid().expect("a process");
+            for child in [n - 1, n - 2] {
+                let options = SpawnOptions::default().stack_bytes(4096);
+                let mut spawned = sched::spawn_with(options, move || node(child, me));
+                while spawned.is_err() {
+                    // The stack pool is momentarily full: let others finish and free theirs.
+                    sched::yield_now();
+                    spawned = sched::spawn_with(options, move || node(child, me));
+                }
+                SPAWNED.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut sum = 0;
+            for _ in 0..2 {
+                if let Message::Word(value) = sched::receive() {
+                    sum += value;
+                }
+            }
+            sum
+        };
+        let _ = sched::send(parent, Message::Word(result));
+    }
+    let me = sched::self_pid().expect("run from a process");
+    SPAWNED.store(1, Ordering::Relaxed);
+    if let Err(error) = sched::spawn_with(SpawnOptions::default().stack_bytes(4096), move || node(n, me)) {
+        return Outcome { ok: false, detail: format!("spawn root: {error}"), processes: 0 };
+    }
+    let expected = (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0;
+    let processes = SPAWNED.load(Ordering::Relaxed);
+    match sched::receive_timeout(120_000_000) {
+        Some(Message::Word(value)) if value == expected => {
+            let processes = SPAWNED.load(Ordering::Relaxed);
+            Outcome { ok: true, detail: format!("fib({n}) = {value} over {processes} processes"), processes }
+        }
+        other => Outcome { ok: false, detail: format!("fib({n}): got {other:?}, expected {expected}"), processes },
+    }
+}
+
+/// A token passed `laps` times around a ring of `members` processes spread over the cores.
+pub fn ring(members: u64, laps: u64) -> Outcome {
+    const STOP: u64 = u64::MAX;
+    let me = sched::self_pid().expect("run from a process");
+    let cores = smp::cores_online();
+    let target = members * laps;
+    let mut pids: Vec<Pid> = Vec::new();
+    for i in 0..members as usize {
+        let options = SpawnOptions::default().stack_bytes(4096).on_core(i % cores);
+        let member = move || {
+            let Message::Boxed(next) = sched::receive() else { return };
+            let Ok(next) = next.downcast::<Pid>() else { return };
+            loop {
+                match sched::receive() {
+                    Message::Word(STOP) => return,
+                    Message::Word(token) if token == target => {
+                        let _ = sched::send(me, Message::Word(token));
+                    }
+                    Message::Word(token) => {
+                        unit(None);
+                        let _ = sched::send(*next, Message::Word(token + 1));
+                    }
+                    _ => {}
+                }
+            }
+        };
+        match sched::spawn_with(options, member) {
+            Ok(pid) => pids.push(pid),
+            Err(error) => return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i as u64 },
+        }
+    }
+    for (i, &pid) in pids.iter().enumerate() {
+        let _ = sched::send(pid, Message::Boxed(Box::new(pids[(i + 1) % pids.len()])));
+    }
+    let _ = sched::send(pids[0], Message::Word(0));
+    let arrived = sched::receive_timeout(120_000_000);
+    for &pid in &pids {
+        let _ = sched::send(pid, Message::Word(STOP));
+    }
+    while pids.iter().any(|&pid| sched::is_alive(pid)) {
+        sched::yield_now();
+    }
+    match arrived {
+        Some(Message::Word(token)) if token == target => Outcome {
+            ok: true,
+            detail: format!("token passed {laps} times around {members} processes"),
+            processes: members,
+        },
+        other => {
+            Outcome { ok: false, detail: format!("token arrived as {other:?}, expected {target}"), processes: members }
+        }
+    }
+}
+
+/// All four priorities; every fifth process bound to a core (it checks it never runs
+/// elsewhere). Spawned on core 0.
+pub fn mixed(workers: usize, units: usize) -> Outcome {
+    static BOUND_UNITS: AtomicU32 = AtomicU32::new(0);
+    let me = sched::self_pid().expect("run from a process");
+    let cores = smp::cores_online();
+    for i in 0..workers {
+        let priority = Priority::ALL[i % 4];
+        let bound = (i % 5 == 0).then_some(i / 5 % cores);
+        let options = match bound {
+            Some(core) => SpawnOptions::default().priority(priority).stack_bytes(4096).bound_to(core),
+            None => SpawnOptions::default().priority(priority).stack_bytes(4096).on_core(0),
+        };
+        let spawned = sched::spawn_with(options, move || {
+            for _ in 0..units {
+                unit(bound);
+                if bound.is_some() {
+                    BOUND_UNITS.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            if priority == Priority::Max {
+                let me = sched::self_pid().and_then(sched::placement);
+                let migrations = me.map_or(0, |p| u64::from(p.migrations));
+                MAX_PRIORITY_MIGRATIONS.fetch_add(migrations, Ordering::Relaxed);
+            }
+            let _ = sched::send(me, Message::Word(i as u64));
+        });
+        if let Err(error) = spawned {
+            return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i as u64 };
+        }
+    }
+    let processes = workers as u64;
+    let result = collect_words(workers).and_then(|words| exactly_once(&words, workers));
+    match result {
+        Ok(()) if bound_violations() == 0 => Outcome {
+            ok: true,
+            detail: format!(
+                "{workers} workers of 4 priorities, {} bound units all on their cores",
+                BOUND_UNITS.load(Ordering::Relaxed)
+            ),
+            processes,
+        },
+        Ok(()) => {
+            Outcome { ok: false, detail: format!("{} bound units ran off their core", bound_violations()), processes }
+        }
+        Err(why) => Outcome { ok: false, detail: why, processes },
+    }
+}
