@@ -223,6 +223,8 @@ static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
 static SLEEPERS: AtomicU32 = AtomicU32::new(0);
 /// Push rebalancing looks for severe imbalance this often (counter cycles are derived from it).
 const REBALANCE_PERIOD_US: u64 = 2_000;
+/// `REBALANCE_PERIOD_US` in counter ticks, computed once at boot.
+static REBALANCE_PERIOD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Most processes one push-rebalancing round moves.
 const REBALANCE_BATCH: usize = 16;
 
@@ -242,6 +244,7 @@ pub(crate) fn init_global(
     strategy: Strategy,
 ) -> Result<(), crate::mm::heap::OutOfMemory> {
     BALANCE.call_once(|| (balance, strategy));
+    REBALANCE_PERIOD_TICKS.store(crate::time::us_to_ticks(REBALANCE_PERIOD_US), Ordering::Relaxed);
     SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
     process::init_table()
@@ -305,7 +308,9 @@ fn enqueue_local(me: &CoreScheduler, slot: u32) {
         let queues = local.queues.as_ref().expect("run queues exist once the core schedules");
         // Never refused: a full deque spills to the overflow queue (Placement says which).
         let _placement = queues[level].push(u64::from(slot));
-        wake_a_thief(queues[level].len());
+        if SLEEPERS.load(Ordering::Relaxed) != 0 {
+            wake_a_thief(queues[level].len());
+        }
     } else {
         // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
         local.private[level].push_back(slot);
@@ -549,13 +554,16 @@ fn steal_from(me: &CoreScheduler, thief: usize, victim: usize, count: usize) -> 
 /// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
 /// stealable processes from the busiest core straight to the idlest, under the same rules.
 fn rebalance(local: &mut Local) {
-    let (config, _) = *balance();
     let cores = smp::cores_online();
+    if cores < 2 {
+        return;
+    }
     let now = cpu::counter();
-    if !config.rebalance
-        || cores < 2
-        || now.wrapping_sub(local.last_rebalance) < crate::time::us_to_ticks(REBALANCE_PERIOD_US)
-    {
+    if now.wrapping_sub(local.last_rebalance) < REBALANCE_PERIOD_TICKS.load(Ordering::Relaxed) {
+        return;
+    }
+    let (config, _) = *balance();
+    if !config.rebalance {
         return;
     }
     local.last_rebalance = now;
