@@ -16,7 +16,7 @@ SETUP_STAMP := target/.setup-done
 
 export SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel run gdb test test-host test-qemu bench check fmt clippy clean
+.PHONY: help setup kernel run gdb test test-host test-qemu test-deque-barrier bench check fmt clippy clean
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF))"
@@ -24,6 +24,7 @@ help:
 	@echo "make test        host tests + in-QEMU suite (TEST=name filter, CONFIG=config filter)"
 	@echo "make test-host   unit, property and model tests of the pure modules on the host"
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
+	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234"
 	@echo "make check       cargo fmt --check and clippy -D warnings (kernel and host)"
@@ -49,7 +50,7 @@ gdb: kernel
 	@echo "==> gdb: attach with: gdb-multiarch $(KERNEL_ELF) -ex 'target remote :1234'"
 	GDB=1 scripts/qemu-run.sh $(KERNEL_ELF)
 
-test: test-host test-qemu
+test: test-host test-qemu test-deque-barrier
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: pure modules on $(HOST_TARGET)"
@@ -62,6 +63,12 @@ test-qemu: $(SETUP_STAMP)
 bench: $(SETUP_STAMP)
 	@echo "==> bench: $(if $(BENCH),$(BENCH),all suites)"
 	python3 scripts/bench.py $(if $(BENCH),--bench $(BENCH))
+
+# Shows the deque stress test can fail: without the full barrier in pop it must catch a
+# double take or a loss (scripts/deque-barrier-check.sh).
+test-deque-barrier: $(SETUP_STAMP)
+	@echo "==> test-deque-barrier: the stress test against a deque without its pop barrier"
+	scripts/deque-barrier-check.sh
 
 check: fmt clippy
 

@@ -21,11 +21,16 @@ ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^bench: (\S+) (\S+) (\S+)$")
 
 # name -> (binary, qemu arguments, bootargs)
+ICOUNT_ONE_CORE = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=0,sleep=off"]
 QEMU_SUITES = {
-    "sched": ("bench-sched", ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=0,sleep=off"],
-              "slice_us=1000000"),
+    "deque": ("bench-deque", ICOUNT_ONE_CORE, "slice_us=1000000"),
+    "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
 }
-HOST_SUITES = {}
+HOST_TARGET = subprocess.run(["rustc", "-vV"], capture_output=True, text=True).stdout.split("host: ")[1].split()[0]
+HOST_SUITES = {
+    "deque.host": ["cargo", "test", "--lib", "--release", "--target", HOST_TARGET, "sched::deque::tests::bench",
+                   "--", "--ignored", "--nocapture", "--test-threads=1"],
+}
 
 
 def qemu_command(binary, qemu_args, bootargs):

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Shows that the in-QEMU deque stress test (tests/29_deque_stress.rs) can fail: builds it with
+# `--cfg deque_omit_pop_barrier` (the full barrier in `pop` left out) and runs it on 2 cores
+# until a run reports a duplicated or lost item. QEMU on an x86 host lets a later load pass an
+# earlier store (the reordering that barrier forbids), but only when the owner and a thief run
+# at the same moment on two host CPUs, so not every run shows it; this check passes when one of
+# up to ATTEMPTS runs does, and fails if none does (the test would then be unable to catch the
+# bug). The correct build never reports one (make test-qemu).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+attempts=${ATTEMPTS:-12}
+echo "deque-barrier: building tests/29_deque_stress.rs with --cfg deque_omit_pop_barrier"
+CARGO_TARGET_DIR=target/omit-barrier RUSTFLAGS="--cfg deque_omit_pop_barrier" \
+    cargo test --release --no-run --test 29_deque_stress 2>&1 | tail -1
+kernel=$(ls -t target/omit-barrier/aarch64-unknown-none/release/deps/29_deque_stress-* | grep -v '\.d$' | head -1)
+for attempt in $(seq 1 "$attempts"); do
+    output=$(timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 128M -nographic \
+        -semihosting -kernel "$kernel" 2>&1 || true)
+    summary=$(echo "$output" | grep -E "^deque stress|^test failed" | tr '\n' ' ')
+    echo "deque-barrier: [$attempt/$attempts] $summary"
+    if echo "$output" | grep -qE "^test failed: .*(taken twice|lost)"; then
+        echo "deque-barrier: without the barrier the stress test caught a double take or a loss (attempt $attempt)"
+        exit 0
+    fi
+done
+echo "deque-barrier: $attempts runs without the barrier and no run failed: the stress test did not show the bug"
+exit 1
