@@ -94,11 +94,11 @@ fn hammer(core: usize) {
             }
             Pop::Empty | Pop::LostRace | Pop::Retry => {}
         }
-        if round % 2 == 1 {
-            if let Pop::Item(item) = worker.pop() {
-                take(item);
-                POPPED[core].fetch_add(1, Ordering::Relaxed);
-            }
+        if round % 2 == 1
+            && let Pop::Item(item) = worker.pop()
+        {
+            take(item);
+            POPPED[core].fetch_add(1, Ordering::Relaxed);
         }
         steal_round(core, cores);
         round += 1;
