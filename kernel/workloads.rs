@@ -279,3 +279,63 @@ pub fn mixed(workers: usize, units: usize) -> Outcome {
         Err(why) => Outcome { ok: false, detail: why, processes },
     }
 }
+
+/// Checks the balancer's rules after `run` and says what held, or what did not: every process
+/// completed exactly once (the workload's own check), with default thresholds `imbalanced`
+/// leaves no core idle and keeps the busiest within 1.5x the mean work, no process exceeded
+/// `max_migrations`, bound processes never ran elsewhere, no thief stole from one victim twice
+/// within `cooldown`, and with `protect_max=on` no max-priority process moved.
+pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Result<String, String> {
+    use crate::sched::telemetry::total;
+    if !outcome.ok {
+        return Err(format!("workload {} failed: {}", workload.name(), outcome.detail));
+    }
+    let cores = smp::cores_online();
+    let spawned = total(|s| &s.spawned);
+    let completed = total(|s| &s.completed);
+    // The caller (main) is a process too and still runs.
+    if spawned != completed + 1 {
+        return Err(format!("spawned {spawned}, completed {completed}"));
+    }
+    let works: Vec<u64> = (0..cores).map(work_on).collect();
+    let mean = works.iter().sum::<u64>() as f64 / cores as f64;
+    let max = works.iter().copied().max().unwrap_or(0) as f64;
+    let (balance, strategy) = sched::balance_config();
+    let defaults = crate::config::Config::default().balance;
+    let default_thresholds =
+        balance.cooldown_cycles == defaults.cooldown_cycles && balance.max_migrations == defaults.max_migrations;
+    if workload == Workload::Imbalanced && default_thresholds {
+        if works.contains(&0) {
+            return Err(format!("a core executed no work: {works:?}"));
+        }
+        if max > 1.5 * mean {
+            return Err(format!("busiest core {max} > 1.5 x mean {mean:.0}: {works:?}"));
+        }
+    }
+    let seen = sched::max_migrations_seen();
+    if seen > balance.max_migrations {
+        return Err(format!("a process migrated {seen} times (limit {})", balance.max_migrations));
+    }
+    if bound_violations() != 0 {
+        return Err(format!("bound processes ran {} units off their core", bound_violations()));
+    }
+    for core in 0..cores {
+        let gap = sched::core_stats(core).min_steal_gap.load(Ordering::Relaxed);
+        if gap != u64::MAX && gap < balance.cooldown_cycles {
+            return Err(format!(
+                "core {core} stole from one victim twice within {gap} cycles (cooldown {})",
+                balance.cooldown_cycles
+            ));
+        }
+    }
+    if balance.protect_max && max_priority_migrations() != 0 {
+        return Err("a protected max-priority process moved".into());
+    }
+    let steals = total(|s| &s.steals);
+    Ok(format!(
+        "{} with {strategy} on {cores} cores: {} ({steals} steals, work {works:?}, max/mean {:.2}, max migrations {seen})",
+        workload.name(),
+        outcome.detail,
+        max / mean
+    ))
+}

@@ -22,7 +22,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 
 use super::balance::{
     AdaptiveState, BalanceConfig, CoreView, NEVER, Refusal, Rng, Strategy, VictimPicker, backoff_cycles, check_victim,
-    steal_count,
+    may_migrate, steal_count,
 };
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
@@ -286,9 +286,12 @@ fn wake_a_thief(stealable_here: usize) {
 /// May the balancer move this process?
 fn may_move(process: &super::process::Process, priority: Priority) -> bool {
     let (config, _) = balance();
-    process.affinity() == Affinity::Free
-        && process.migrations.load(Ordering::Relaxed) < config.max_migrations
-        && !(config.protect_max && priority == Priority::Max)
+    may_migrate(
+        config,
+        process.affinity() != Affinity::Free,
+        process.migrations.load(Ordering::Relaxed),
+        priority == Priority::Max,
+    )
 }
 
 fn balance() -> &'static (BalanceConfig, Strategy) {

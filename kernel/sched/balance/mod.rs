@@ -15,7 +15,8 @@ mod rng;
 mod victims;
 
 pub use policy::{
-    BalanceConfig, CoreView, NEVER, Refusal, StealAmount, backoff_cycles, check_victim, cooldown_active, steal_count,
+    BalanceConfig, CoreView, NEVER, Refusal, StealAmount, backoff_cycles, check_victim, cooldown_active, may_migrate,
+    steal_count,
 };
 pub use rng::Rng;
 pub use victims::{AdaptiveState, Strategy, VictimPicker};

@@ -131,6 +131,13 @@ pub fn check_victim(
     Ok(())
 }
 
+/// May a process move to another core? Not when it is bound, not once it has migrated
+/// `max_migrations` times (it stays where it is for good), and not a max-priority one under
+/// `protect_max`.
+pub fn may_migrate(config: &BalanceConfig, bound: bool, migrations: u32, max_priority: bool) -> bool {
+    !bound && migrations < config.max_migrations && !(config.protect_max && max_priority)
+}
+
 /// How many processes to take from a victim with `stealable` stealable processes.
 pub fn steal_count(amount: StealAmount, stealable: usize) -> usize {
     match amount {
@@ -187,6 +194,20 @@ mod tests {
         assert!(cooldown_active(50, last, 10_000));
         assert!(!cooldown_active(20_000, last, 10_000));
         assert!(!cooldown_active(0, NEVER, 10_000));
+    }
+
+    #[test]
+    fn migration_limit_binding_and_protection() {
+        let mut c = BalanceConfig::default();
+        assert!(may_migrate(&c, false, 0, true));
+        assert!(may_migrate(&c, false, 99, false));
+        assert!(!may_migrate(&c, false, 100, false), "at the limit it stays");
+        assert!(!may_migrate(&c, true, 0, false), "bound never moves");
+        c.protect_max = true;
+        assert!(!may_migrate(&c, false, 0, true));
+        assert!(may_migrate(&c, false, 0, false));
+        c.max_migrations = 0;
+        assert!(!may_migrate(&c, false, 0, false));
     }
 
     #[test]

@@ -1,0 +1,30 @@
+//! The balancer on 8 cores: `imbalanced` (everything spawned on core 0) spreads to every core
+//! with the busiest within 1.5x the mean, and `mixed` keeps every rule (bound processes stay,
+//! limits hold), under the default strategy and thresholds.
+//! qemu-test: configs=a72-smp8
+//! qemu-test: qemu-args=-icount shift=0,sleep=off
+//! qemu-test: variants=workload=imbalanced;workload=mixed
+//! qemu-test: forbid=PANIC
+//! qemu-test: timeout=120
+
+#![no_std]
+#![no_main]
+
+use beamcore::{ExitCode, println, workloads};
+
+fn main() -> ExitCode {
+    let workload = beamcore::boot_config().workload;
+    let outcome = workloads::run(workload);
+    match workloads::check_balancer_invariants(workload, &outcome) {
+        Ok(summary) => {
+            println!("test: {summary}");
+            ExitCode::Success
+        }
+        Err(why) => {
+            println!("test failed: {why}");
+            ExitCode::Failure(1)
+        }
+    }
+}
+
+beamcore::entry!(main);
