@@ -121,7 +121,15 @@ fn stress_one_owner_three_thieves_take_every_item_exactly_once() {
         })
         .collect();
 
+    // A head start the thieves are sure to find: the owner waits below until they took some.
+    const HEAD_START: u64 = 64;
+    for item in 0..HEAD_START {
+        worker.push(item).expect("room");
+    }
     race.start.wait();
+    while worker.len() == HEAD_START as usize {
+        core::hint::spin_loop();
+    }
     let mut owner_taken = Vec::new();
     let mut owner_lost_races = 0u64;
     let mut owner_pop = |owner_taken: &mut Vec<u64>| match worker.pop() {
@@ -130,7 +138,7 @@ fn stress_one_owner_three_thieves_take_every_item_exactly_once() {
         Pop::Empty | Pop::Retry => {}
     };
     let mut choices = Xorshift(0x9e37_79b9_7f4a_7c15);
-    for item in 0..DEQUE_ITEMS {
+    for item in HEAD_START..DEQUE_ITEMS {
         while worker.push(item).is_err() {
             owner_pop(&mut owner_taken);
         }
@@ -158,7 +166,7 @@ fn stress_one_owner_three_thieves_take_every_item_exactly_once() {
          races), thieves stole {stolen:?} ({retries} retries)",
         owner_taken.len()
     );
-    assert!(stolen.iter().sum::<usize>() > 0, "the thieves must have run concurrently");
+    assert!(stolen.iter().sum::<usize>() > 0, "the thieves ran concurrently with the owner");
     taken.push(owner_taken);
     assert_each_item_taken_once(DEQUE_ITEMS, &taken);
 }
@@ -177,11 +185,18 @@ fn stress_work_queue_spills_under_thieves_and_loses_nothing() {
         })
         .collect();
 
+    // Four deques' worth before the thieves start: the first spills are certain.
+    let mut spilled = 0u64;
+    let mut item = 0u64;
+    while item < 64 {
+        if queue.push(item) == Placement::Overflow {
+            spilled += 1;
+        }
+        item += 1;
+    }
     race.start.wait();
     let mut owner_taken = Vec::new();
-    let mut spilled = 0u64;
     let mut choices = Xorshift(0x2545_f491_4f6c_dd1d);
-    let mut item = 0u64;
     while item < WORK_QUEUE_ITEMS {
         // Random bursts of up to 47 pushes into a 16-slot deque (some spill, some fit), then
         // up to 47 pops, so the overflow fills and drains again and again.
@@ -222,7 +237,7 @@ fn stress_work_queue_spills_under_thieves_and_loses_nothing() {
          thieves stole {stolen:?}",
         owner_taken.len()
     );
-    assert!(spilled > 0, "the test must exercise the overflow");
+    assert!(spilled >= 48, "the head start alone spills 48 items past the 16-slot deque");
     taken.push(owner_taken);
     assert_each_item_taken_once(WORK_QUEUE_ITEMS, &taken);
 }
