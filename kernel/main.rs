@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         Ok(())
     };
     telemetry::print_report(workload.name(), &workloads::work_on, &extra);
+    beamcore::sched::trace::dump();
     if outcome.ok { ExitCode::Success } else { ExitCode::Failure(1) }
 }
 

@@ -25,6 +25,7 @@ ICOUNT_ONE_CORE = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "
 QEMU_SUITES = {
     "deque": ("bench-deque", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
+    "sched.traced": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 trace=on"),
 }
 HOST_TARGET = subprocess.run(["rustc", "-vV"], capture_output=True, text=True).stdout.split("host: ")[1].split()[0]
 HOST_SUITES = {

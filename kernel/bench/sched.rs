@@ -24,7 +24,9 @@ fn instructions(ticks: u64, operations: u64) -> f64 {
 }
 
 fn report(name: &str, ticks: u64, operations: u64) {
-    println!("bench: sched.{name} {:.0} insns", instructions(ticks, operations));
+    // With `trace=on` the same figures measure the cost of recording scheduling events.
+    let suffix = if beamcore::boot_config().trace { ".traced" } else { "" };
+    println!("bench: sched.{name}{suffix} {:.0} insns", instructions(ticks, operations));
 }
 
 fn bench_yield(me: sched::Pid) -> u64 {

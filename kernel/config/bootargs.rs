@@ -31,6 +31,8 @@ pub struct Config {
     pub balance: BalanceConfig,
     /// What `make run` runs.
     pub workload: Workload,
+    /// Record scheduling events per core and dump them at the end of the run.
+    pub trace: bool,
 }
 
 /// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
@@ -65,6 +67,7 @@ impl Default for Config {
             strategy: Strategy::Load,
             balance: BalanceConfig::default(),
             workload: Workload::Imbalanced,
+            trace: false,
         }
     }
 }
@@ -76,7 +79,7 @@ impl fmt::Display for Config {
         write!(
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
-             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={}",
+             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -91,7 +94,8 @@ impl fmt::Display for Config {
             on_off(b.protect_max),
             on_off(b.rebalance),
             b.rebalance_ratio,
-            self.workload.name()
+            self.workload.name(),
+            on_off(self.trace)
         )
     }
 }
@@ -201,6 +205,7 @@ const SETTINGS: &[Setting] = &[
     choice("rebalance", ON_OFF, |c, i| c.balance.rebalance = i == 1),
     number("rebalance_ratio", 2, 1_000, |c, v| c.balance.rebalance_ratio = v),
     choice("workload", WORKLOADS, |c, i| c.workload = Workload::ALL[i]),
+    choice("trace", ON_OFF, |c, i| c.trace = i == 1),
 ];
 
 /// Keys that belong to other software sharing the command line (Linux-style console and root
@@ -310,7 +315,7 @@ mod tests {
         assert_eq!(
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
-             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload)"
+             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace)"
         );
     }
 
@@ -338,7 +343,7 @@ mod tests {
             format!(
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
-                 workload=imbalanced"
+                 workload=imbalanced trace=off"
             )
         );
     }

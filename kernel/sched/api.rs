@@ -59,6 +59,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
         shared.monitors.clear();
         Pid { index: slot, generation: shared.generation }
     };
+    process.generation_hint.store(pid.generation, Ordering::Relaxed);
     scheduler::admit(core, slot);
     Ok(pid)
 }
@@ -124,6 +125,10 @@ pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
         wake
     };
     if wake {
+        let irq = cpu::irq_save();
+        let target = process.core.load(Ordering::Relaxed);
+        scheduler::trace_process(super::trace::Event::Wake, target, pid.index, cpu::core_id() as u32);
+        cpu::irq_restore(irq);
         scheduler::make_runnable(pid.index);
     }
     Ok(())

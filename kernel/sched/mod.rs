@@ -16,6 +16,8 @@ mod process;
 mod scheduler;
 #[cfg(target_os = "none")]
 pub mod telemetry;
+#[cfg(target_os = "none")]
+pub mod trace;
 
 #[cfg(target_os = "none")]
 pub use api::{

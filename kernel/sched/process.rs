@@ -251,6 +251,8 @@ pub(crate) struct Process {
     pub core: AtomicUsize,
     pub migrations: AtomicU32,
     pub kill_requested: AtomicBool,
+    /// The generation, readable without the lock (for traces; the lock's copy is the truth).
+    pub generation_hint: AtomicU32,
     pub local: UnsafeCell<Local>,
 }
 
@@ -277,6 +279,7 @@ impl Process {
             core: AtomicUsize::new(0),
             migrations: AtomicU32::new(0),
             kill_requested: AtomicBool::new(false),
+            generation_hint: AtomicU32::new(0),
             local: UnsafeCell::new(Local {
                 context: Context::ZERO,
                 preempted_frame: None,

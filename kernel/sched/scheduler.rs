@@ -27,6 +27,7 @@ use super::balance::{
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
 use super::process::{self, Affinity, ExitReason, Message, State};
+use super::trace::{self, Event};
 use crate::arch::context::{self, Context};
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
@@ -42,8 +43,10 @@ const DEQUE_CAPACITY: usize = 256;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Pending {
     Nothing,
-    /// Back into the run queue (yield, end of slice).
+    /// Back into the run queue (yield, or the reductions budget is spent).
     Requeue,
+    /// Back into the run queue: the timer ended its slice.
+    Preempted,
     /// Nothing: it is waiting; whoever wakes it queues it.
     Block,
     /// End it.
@@ -214,6 +217,8 @@ static SCHEDULERS: [CoreScheduler; MAX_CORES] = [const { CoreScheduler::new() };
 static SLICE_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Reductions per slice.
 static REDUCTIONS_PER_SLICE: AtomicU64 = AtomicU64::new(4000);
+/// Whether `trace=on` asked for scheduling traces.
+static TRACE: AtomicBool = AtomicBool::new(false);
 /// The balancer's settings and strategy, fixed at boot.
 static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
 /// The most migrations any process has made.
@@ -242,7 +247,9 @@ pub(crate) fn init_global(
     reductions: u64,
     balance: BalanceConfig,
     strategy: Strategy,
+    trace_on: bool,
 ) -> Result<(), crate::mm::heap::OutOfMemory> {
+    TRACE.store(trace_on, Ordering::Relaxed);
     BALANCE.call_once(|| (balance, strategy));
     REBALANCE_PERIOD_TICKS.store(crate::time::us_to_ticks(REBALANCE_PERIOD_US), Ordering::Relaxed);
     SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
@@ -263,6 +270,9 @@ pub(crate) fn init_this_core() {
         private.reserve(64);
     }
     local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));
+    if trace::init_this_core(TRACE.load(Ordering::Relaxed)).is_err() {
+        crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
+    }
 }
 
 /// Reductions a slice starts with.
@@ -359,7 +369,6 @@ fn drain_inbox(me: &CoreScheduler) {
 /// Takes the next process to run: highest level first, FIFO within a level (the owner takes
 /// from the top, like a thief, so every process of a level gets its turn).
 fn take_next(me: &CoreScheduler) -> Option<u32> {
-    let stealers = me.stealers.get()?;
     // SAFETY: owning core, IRQs masked (caller contract of the scheduler loop).
     let local = unsafe { me.local() };
     let queues = local.queues.as_ref()?;
@@ -381,13 +390,13 @@ fn take_next(me: &CoreScheduler) -> Option<u32> {
             let slot = if prefer_private || queues[level].is_empty() {
                 match local.private[level].pop_front() {
                     Some(slot) => slot,
-                    None => match take_stealable(&stealers[level], queues[level].is_empty()) {
+                    None => match take_oldest(&queues[level]) {
                         Some(slot) => slot,
                         None => break,
                     },
                 }
             } else {
-                match take_stealable(&stealers[level], false) {
+                match take_oldest(&queues[level]) {
                     Some(slot) => slot,
                     None => match local.private[level].pop_front() {
                         Some(slot) => slot,
@@ -411,18 +420,28 @@ fn take_next(me: &CoreScheduler) -> Option<u32> {
     None
 }
 
-/// The owner's FIFO take from its own stealable queue (from the top, like a thief).
-fn take_stealable(stealer: &WorkQueueStealer<NativeAtomics>, known_empty: bool) -> Option<u32> {
-    if known_empty {
+/// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
+/// thief (spilled items are moved back into the deque first).
+fn take_oldest(queue: &WorkQueue<NativeAtomics>) -> Option<u32> {
+    if queue.is_empty() {
         return None;
     }
     loop {
-        match stealer.steal() {
+        match queue.take_oldest() {
             Steal::Success(item) => return Some(item as u32),
             Steal::Empty => return None,
             // A thief took the top item first; look again.
             Steal::Retry => continue,
         }
+    }
+}
+
+/// Records a trace event about the process in `slot` (IRQs masked; nothing when tracing is off).
+#[inline]
+pub(crate) fn trace_process(event: Event, core: usize, slot: u32, arg: u32) {
+    if trace::enabled() {
+        let generation = process::slot(slot).generation_hint.load(Ordering::Relaxed);
+        trace::record(event, core, slot, generation, arg);
     }
 }
 
@@ -537,6 +556,7 @@ fn steal_from(me: &CoreScheduler, thief: usize, victim: usize, count: usize) -> 
                 Steal::Success(item) => {
                     let slot = item as u32;
                     migrate(slot, victim, thief);
+                    trace_process(Event::Steal, thief, slot, victim as u32);
                     enqueue_local(me, slot);
                     taken += 1;
                 }
@@ -590,6 +610,7 @@ fn rebalance(local: &mut Local) {
                 Steal::Success(item) => {
                     let slot = item as u32;
                     migrate(slot, busiest, idlest);
+                    trace_process(Event::Migrate, idlest, slot, busiest as u32);
                     make_runnable(slot);
                     moved += 1;
                 }
@@ -632,6 +653,7 @@ fn expire_timeouts(me: &CoreScheduler, local: &mut Local) {
             shared.state = State::Runnable;
             shared.timed_out = true;
             drop(shared);
+            trace_process(Event::Wake, cpu::core_id(), timeout.slot, cpu::core_id() as u32);
             enqueue_local(me, timeout.slot);
         }
     }
@@ -683,7 +705,9 @@ fn sleep(me: &CoreScheduler) {
         let bit = 1 << cpu::core_id();
         SLEEPERS.fetch_or(bit, Ordering::Relaxed);
         let fell_asleep = cpu::counter();
+        trace::record(Event::Sleep, cpu::core_id(), 0, 0, 0);
         cpu::wait_for_interrupt();
+        trace::record(Event::IdleEnd, cpu::core_id(), 0, 0, 0);
         let slept = cpu::counter() - fell_asleep;
         SLEEPERS.fetch_and(!bit, Ordering::Relaxed);
         me.stats.asleep_cycles.store(me.stats.asleep_cycles.load(Ordering::Relaxed) + slept, Ordering::Relaxed);
@@ -694,6 +718,7 @@ fn sleep(me: &CoreScheduler) {
 }
 
 fn run(me: &CoreScheduler, slot: u32) {
+    let core = cpu::core_id();
     let process = process::slot(slot);
     if process.kill_requested.load(Ordering::Acquire) {
         finish(me, slot, ExitReason::Killed);
@@ -708,6 +733,7 @@ fn run(me: &CoreScheduler, slot: u32) {
     local.slice_started = cpu::counter();
     process_local.reductions = reductions_per_slice();
     bump(&me.stats.executed);
+    trace_process(Event::Run, core, slot, 0);
     let scheduler_context: *mut Context = &mut local.context;
     match process_local.preempted_frame.take() {
         // SAFETY: scheduler side, IRQs masked, the frame lies on the process's live stack.
@@ -721,9 +747,20 @@ fn run(me: &CoreScheduler, slot: u32) {
     let local = unsafe { me.local() };
     local.current = None;
     match core::mem::replace(&mut local.pending, Pending::Nothing) {
-        Pending::Requeue => enqueue_local(me, slot),
-        Pending::Block | Pending::Nothing => {}
-        Pending::Exit(reason) => finish(me, slot, reason),
+        Pending::Requeue => {
+            trace_process(Event::Yield, core, slot, 0);
+            enqueue_local(me, slot);
+        }
+        Pending::Preempted => {
+            trace_process(Event::Preempt, core, slot, 0);
+            enqueue_local(me, slot);
+        }
+        Pending::Block => trace_process(Event::Block, core, slot, 0),
+        Pending::Nothing => {}
+        Pending::Exit(reason) => {
+            trace_process(Event::Exit, core, slot, 0);
+            finish(me, slot, reason);
+        }
     }
 }
 
@@ -808,7 +845,7 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     // pointer (unused by it), and the process cannot run until this frame is consumed.
     unsafe { core::ptr::copy_nonoverlapping(frame as *const TrapFrame, save_at as *mut TrapFrame, 1) };
     process_local.preempted_frame = Some(save_at as *const TrapFrame);
-    local.pending = Pending::Requeue;
+    local.pending = Pending::Preempted;
     bump(&me.stats.preemptions);
     // SAFETY: `frame` is this exception's frame, taken while the process ran; the scheduler
     // context was saved when it started the process.
@@ -854,5 +891,8 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, esr: u64, far: u64) -> boo
 /// Queues a newly spawned process (already `Runnable`) on `core`.
 pub(crate) fn admit(core: usize, slot: u32) {
     SCHEDULERS[core].stats.spawned.fetch_add(1, Ordering::Relaxed);
+    let irq = cpu::irq_save();
+    trace_process(Event::Spawn, core, slot, cpu::core_id() as u32);
+    cpu::irq_restore(irq);
     make_runnable(slot);
 }
