@@ -381,22 +381,22 @@ fn take_next(me: &CoreScheduler) -> Option<u32> {
     } else {
         2
     };
-    for level in first_level..LEVELS {
+    for (level, queue) in queues.iter().enumerate().skip(first_level) {
         loop {
             // Alternate between the private and the stealable queue of the level, so neither
             // kind of process can starve the other.
             let prefer_private = local.private_turn[level];
             local.private_turn[level] = !prefer_private;
-            let slot = if prefer_private || queues[level].is_empty() {
+            let slot = if prefer_private || queue.is_empty() {
                 match local.private[level].pop_front() {
                     Some(slot) => slot,
-                    None => match take_oldest(&queues[level]) {
+                    None => match take_oldest(queue) {
                         Some(slot) => slot,
                         None => break,
                     },
                 }
             } else {
-                match take_oldest(&queues[level]) {
+                match take_oldest(queue) {
                     Some(slot) => slot,
                     None => match local.private[level].pop_front() {
                         Some(slot) => slot,
