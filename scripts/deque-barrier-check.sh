@@ -8,7 +8,7 @@
 # bug). The correct build never reports one (make test-qemu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-attempts=${ATTEMPTS:-12}
+attempts=${ATTEMPTS:-25}
 echo "deque-barrier: building tests/29_deque_stress.rs with --cfg deque_omit_pop_barrier"
 CARGO_TARGET_DIR=target/omit-barrier RUSTFLAGS="--cfg deque_omit_pop_barrier" \
     cargo test --release --no-run --test 29_deque_stress 2>&1 | tail -1
