@@ -55,6 +55,8 @@ test: test-host test-qemu test-deque-barrier
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: pure modules on $(HOST_TARGET)"
 	cargo test --lib --target $(HOST_TARGET)
+	@echo "==> test-host: loom model checks of the deque (release, --cfg loom)"
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) sched::deque
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"
