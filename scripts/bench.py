@@ -27,11 +27,49 @@ QEMU_SUITES = {
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched.traced": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 trace=on"),
 }
+# Multi-core balance: the `make run` kernel on each workload x strategy x core count, under
+# -icount (deterministic instruction budgets per vCPU; see docs/balancer.md). Figures come from
+# its `report:` JSON line.
+BALANCE_CORES = [1, 2, 4, 8]
+BALANCE_WORKLOADS = ["imbalanced", "fib"]
+BALANCE_STRATEGIES = ["random", "load", "locality", "p2c", "adaptive"]
 HOST_TARGET = subprocess.run(["rustc", "-vV"], capture_output=True, text=True).stdout.split("host: ")[1].split()[0]
 HOST_SUITES = {
     "deque.host": ["cargo", "test", "--lib", "--release", "--target", HOST_TARGET, "sched::deque::tests::bench",
                    "--", "--ignored", "--nocapture", "--test-threads=1"],
 }
+
+
+def balance_runs():
+    for cores in BALANCE_CORES:
+        for workload in BALANCE_WORKLOADS:
+            for strategy in BALANCE_STRATEGIES if cores > 1 else ["load"]:
+                args = ["-M", "virt", "-cpu", "cortex-a72", "-smp", str(cores), "-icount", "shift=0,sleep=off"]
+                yield cores, workload, strategy, qemu_command("beamcore", args, f"workload={workload} strategy={strategy}")
+
+
+def balance_figures(cores, workload, strategy, output):
+    """The figures of one balance run, from its report line."""
+    report = next((l.split("report: ", 1)[1] for l in output.splitlines() if l.startswith("report: ")), None)
+    if report is None:
+        return None
+    data = json.loads(report)
+    prefix = f"balance.{workload}.{strategy}.{cores}cores"
+    per_core = data["per_core"]
+    figures = {
+        f"{prefix}.max_over_mean": (data["work_max_over_mean"], "ratio"),
+        f"{prefix}.steals": (sum(c["steals"] for c in per_core), "count"),
+        f"{prefix}.steal_attempts": (sum(c["steal_attempts"] for c in per_core), "count"),
+        f"{prefix}.migrations": (sum(c["migrated_in"] for c in per_core), "count"),
+        f"{prefix}.max_migrations_seen": (data["max_migrations_seen"], "count"),
+    }
+    for cause in ["empty", "below_threshold", "cooldown", "migration_limit", "lost_race"]:
+        figures[f"{prefix}.fail_{cause}"] = (sum(c[f"fail_{cause}"] for c in per_core), "count")
+    for c in per_core:
+        figures[f"{prefix}.work.core{c['core']}"] = (c["work"], "units")
+    for bucket in range(len(per_core[0]["steal_latency_buckets"])):
+        figures[f"{prefix}.latency.b{bucket}"] = (sum(c["steal_latency_buckets"][bucket] for c in per_core), "steals")
+    return figures
 
 
 def qemu_command(binary, qemu_args, bootargs):
@@ -58,9 +96,11 @@ def main():
         return not prefix or suite.startswith(prefix) or prefix.startswith(suite)
 
     suites = [s for s in QEMU_SUITES if wanted(s)] + [s for s in HOST_SUITES if wanted(s)]
+    if wanted("balance"):
+        suites.append("balance")
     if not suites:
         sys.exit(f"bench: no suite matches {prefix!r} (suites: {', '.join([*QEMU_SUITES, *HOST_SUITES])})")
-    if any(s in QEMU_SUITES for s in suites):
+    if any(s in QEMU_SUITES or s == "balance" for s in suites):
         print("bench: building release kernels", flush=True)
         subprocess.run(["cargo", "build", "--release", "--bins"], cwd=ROOT, check=True)
 
@@ -69,6 +109,20 @@ def main():
     failures = 0
     for step, suite in enumerate(suites, 1):
         print(f"[{step}/{len(suites)}] {suite}", flush=True)
+        if suite == "balance":
+            runs = list(balance_runs())
+            for run_number, (cores, workload, strategy, cmd) in enumerate(runs, 1):
+                status, output = run(cmd, timeout=600)
+                figures = balance_figures(cores, workload, strategy, output) if status == 0 else None
+                if figures is None:
+                    failures += 1
+                    print(f"  [{run_number}/{len(runs)}] {workload} {strategy} {cores} cores failed (status {status})")
+                    continue
+                for name, (value, unit) in figures.items():
+                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
+                ratio = figures[f"balance.{workload}.{strategy}.{cores}cores.max_over_mean"][0]
+                print(f"  [{run_number}/{len(runs)}] bench: balance.{workload}.{strategy}.{cores}cores.max_over_mean {ratio} ratio", flush=True)
+            continue
         if suite in QEMU_SUITES:
             binary, qemu_args, bootargs = QEMU_SUITES[suite]
             cmd = qemu_command(binary, qemu_args, bootargs)
