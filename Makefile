@@ -26,6 +26,9 @@ help:
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
+	@echo "make trace      scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
+	@echo "                (.json for ui.perfetto.dev, .svg timeline); ICOUNT=1 runs under -icount"
+	@echo "make plot       SVG charts of bench/results.json into bench/plots/"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234"
 	@echo "make check       cargo fmt --check and clippy -D warnings (kernel and host)"
 	@echo "make setup       install the Rust target, QEMU >= 9, dtc (run automatically when missing)"
@@ -65,6 +68,28 @@ test-qemu: $(SETUP_STAMP)
 bench: $(SETUP_STAMP)
 	@echo "==> bench: $(if $(BENCH),$(BENCH),all suites)"
 	python3 scripts/bench.py $(if $(BENCH),--bench $(BENCH))
+
+# A scheduling trace of one workload (bootarg trace=on): the console goes to
+# target/trace/$(WORKLOAD).log (shown here without its event lines), then scripts/trace.py writes
+# target/trace/$(WORKLOAD).json (Perfetto/Chrome trace) and .svg (timeline). ICOUNT=1 runs QEMU
+# under -icount shift=0,sleep=off, so the times no longer depend on how the host schedules QEMU.
+WORKLOAD ?= imbalanced
+.PHONY: trace plot
+trace: $(SETUP_STAMP) kernel
+	@mkdir -p target/trace
+	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT), under -icount), console in target/trace/$(WORKLOAD).log"
+	@status=0; ARGS="workload=$(WORKLOAD) trace=on $(ARGS)" scripts/qemu-run.sh $(KERNEL_ELF) \
+		$(if $(ICOUNT),-icount shift=0$(comma)sleep=off) > target/trace/$(WORKLOAD).log || status=$$?; \
+	grep -v '^trace: ev ' target/trace/$(WORKLOAD).log || true; \
+	if [ $$status -ne 0 ]; then echo "trace: QEMU exited with status $$status"; exit $$status; fi
+	python3 scripts/trace.py target/trace/$(WORKLOAD).log -o target/trace/$(WORKLOAD)
+	@echo "==> trace: open target/trace/$(WORKLOAD).json in https://ui.perfetto.dev (or chrome://tracing);"
+	@echo "           target/trace/$(WORKLOAD).svg is the same timeline for any browser"
+
+# Charts of the benchmark figures (scripts/plot.py): bench/results.json -> bench/plots/*.svg.
+plot:
+	@echo "==> plot: charts of bench/results.json into bench/plots/"
+	python3 scripts/plot.py
 
 # Shows the deque stress test can fail: without the full barrier in pop it must catch a
 # double take or a loss (scripts/deque-barrier-check.sh).

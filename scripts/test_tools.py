@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""Host tests for scripts/trace.py and scripts/plot.py (standard library only).
+
+    python3 scripts/test_tools.py          (or: python3 -m unittest scripts/test_tools.py -v)
+"""
+
+import importlib.util
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def load(name, file):
+    # By path and under another name: `trace` is also a standard-library module.
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+trace_tool = load("beamcore_trace", "trace.py")
+plot_tool = load("beamcore_plot", "plot.py")
+
+# Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
+# time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
+# <core> is the core an event is about; a wake or spawn is recorded by the core named in its arg.
+# Core 0: runs <5.1> (110..120, yield) then <6.0> (120..200, preempt); at 120 the run of <6.0> is
+#   listed before the yield of <5.1> (the kernel's merge is not stable); a push migration of
+#   <7.0> from core 1; asleep from 210 to the end.
+# Core 1: its buffer dropped 7 events and starts mid-slice: <9.0> blocks at 130 with no run
+#   before it, so the slice starts at the oldest event of core 1's own buffer (its own wake of
+#   <4.0> at 95), not at the older wake of <3.0> that core 0 recorded about it at 90. It sleeps
+#   131..139, steals <5.1> from core 0 at 140 and runs it to its exit.
+# Other console lines are interleaved before, inside and after the dump.
+LOG = """\
+qemu-run: qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 ...
+core 0 online el=1 mpidr=0x80000000
+core 1 online el=1 mpidr=0x80000001
+config: workload=fib trace=on
+core      work  turns  local_pops
+report: {"workload":"fib","cores":2}
+trace: begin cores=2 counter_hz=1000000
+trace: core=0 recorded=8 dropped=0
+trace: core=1 recorded=8 dropped=7
+trace: ev 1 90 wake 3 0 0
+trace: ev 1 95 wake 4 0 1
+trace: ev 0 100 spawn 5 1 0
+trace: ev 0 110 run 5 1 0
+core 1 printed this line in the middle of the dump
+trace: ev 0 120 run 6 0 0
+trace: ev 0 120 yield 5 1 0
+trace: ev 1 130 block 9 0 0
+trace: ev 1 131 sleep 0 0 0
+trace: ev 1 139 idle_end 0 0 0
+trace: ev 1 140 steal 5 1 0
+trace: ev 1 141 run 5 1 0
+trace: ev 1 170 exit 5 1 0
+trace: ev 0 200 preempt 6 0 0
+trace: ev 0 205 migrate 7 0 1
+trace: ev 0 210 sleep 0 0 0
+trace: ev 1 230 wake 8 0 1
+trace: end
+all done, exiting with status 0
+"""
+
+
+def run_trace(log_text, *extra):
+    """Runs trace.py as a program on `log_text`; returns (status, stdout, stderr, out prefix)."""
+    tmp = Path(tempfile.mkdtemp(prefix="trace-test-"))
+    (tmp / "console.log").write_text(log_text)
+    prefix = tmp / "out" / "t"
+    proc = subprocess.run([sys.executable, str(SCRIPTS / "trace.py"), str(tmp / "console.log"), "-o", str(prefix),
+                           *extra], capture_output=True, text=True)
+    return proc.returncode, proc.stdout, proc.stderr, prefix
+
+
+class TraceParsing(unittest.TestCase):
+    def setUp(self):
+        self.trace = trace_tool.parse(LOG.splitlines())
+        self.timeline = trace_tool.build(self.trace)
+
+    def test_header_and_events_ignore_other_console_lines(self):
+        self.assertEqual(self.trace.cores, 2)
+        self.assertEqual(self.trace.counter_hz, 1_000_000)
+        self.assertEqual({c: len(e) for c, e in self.trace.events.items()}, {0: 7, 1: 9})
+        self.assertEqual(self.trace.recorded, {0: 8, 1: 8})
+        self.assertEqual(self.trace.dropped, {0: 0, 1: 7})
+        self.assertTrue(self.trace.complete)
+        self.assertEqual(self.trace.warnings, [])
+
+    def test_slices_pair_run_with_its_stop(self):
+        got = sorted((s.core, s.pid, s.start, s.end, s.reason, s.truncated_start) for s in self.timeline.slices)
+        self.assertEqual(got, [
+            (0, "<5.1>", 110, 120, "yield", False),
+            (0, "<6.0>", 120, 200, "preempt", False),  # the tie at 120 taken in the order that pairs
+            (1, "<5.1>", 141, 170, "exit", False),
+            (1, "<9.0>", 95, 130, "block", True),  # from the oldest event of core 1's own buffer
+        ])
+        self.assertEqual(self.timeline.anomalies, [])
+
+    def test_idle_and_transfers(self):
+        idles = sorted((s.core, s.start, s.end, s.open_end) for s in self.timeline.idles)
+        # core 0 sleeps at 210 and never wakes: open until the trace's last timestamp (230)
+        self.assertEqual(idles, [(0, 210, 230, True), (1, 131, 139, False)])
+        transfers = [(t.kind, t.ts, t.from_core, t.to_core, t.pid) for t in self.timeline.transfers]
+        self.assertEqual(sorted(transfers), [("migrate", 205, 1, 0, "<7.0>"), ("steal", 140, 0, 1, "<5.1>")])
+
+    def test_unpaired_stop_after_a_run_is_reported_not_drawn(self):
+        lines = LOG.replace("trace: ev 0 120 run 6 0 0", "trace: ev 0 120 run 3 0 0").splitlines()
+        timeline = trace_tool.build(trace_tool.parse(lines))
+        pids = sorted(s.pid for s in timeline.slices if s.core == 0)
+        # <3.0> never stops (the preempt names <6.0>): it is closed by the sleep, flagged unknown
+        self.assertEqual(pids, ["<3.0>", "<5.1>"])
+        self.assertTrue(any("preempt <6.0>" in a for a in timeline.anomalies), timeline.anomalies)
+
+    def test_last_dump_wins_and_missing_end_is_a_warning(self):
+        lines = ("trace: begin cores=1 counter_hz=10\ntrace: ev 0 1 run 1 0 0\ntrace: end\n"
+                 "trace: begin cores=1 counter_hz=20\ntrace: ev 0 2 run 2 0 0\n").splitlines()
+        trace = trace_tool.parse(lines)
+        self.assertEqual(trace.counter_hz, 20)
+        self.assertFalse(trace.complete)
+        self.assertTrue(any("using the last" in w for w in trace.warnings))
+        self.assertTrue(any("trace: end" in w for w in trace.warnings))
+
+    def test_malformed_and_out_of_range_lines_are_skipped_with_warnings(self):
+        lines = LOG.replace("trace: end", "trace: ev 0 300 teleport 1 0 0\ntrace: ev 5 300 run 1 0 0\n"
+                            "trace: ev 0 x run\ntrace: end").splitlines()
+        trace = trace_tool.parse(lines)
+        self.assertEqual(len(trace.events[0]), 7)
+        self.assertEqual(len(trace.warnings), 3, trace.warnings)
+
+    def test_totals_not_matching_the_headers_are_a_warning(self):
+        trace = trace_tool.parse(LOG.replace("trace: ev 1 230 wake 8 0 1\n", "").splitlines())
+        self.assertEqual(trace.warnings, ["15 events dumped, the buffers' headers say 16"])
+
+    def test_kernel_notes_inside_the_dump_are_passed_on(self):
+        lines = LOG.replace("trace: end", "trace: out of memory merging the buffers; core 1 not dumped\ntrace: end")
+        trace = trace_tool.parse(lines.splitlines())
+        self.assertTrue(any("core 1 not dumped" in w for w in trace.warnings), trace.warnings)
+
+    def test_no_begin_is_an_error(self):
+        with self.assertRaises(trace_tool.TraceError):
+            trace_tool.parse(["core 0 online", "report: {}"])
+
+
+class TraceChromeJson(unittest.TestCase):
+    def setUp(self):
+        status, self.stdout, self.stderr, prefix = run_trace(LOG)
+        self.assertEqual(status, 0, self.stderr)
+        self.doc = json.loads(prefix.with_name("t.json").read_text())
+        self.svg_path = prefix.with_name("t.svg")
+        self.events = self.doc["traceEvents"]
+
+    def tid_of_core(self):
+        return {e["args"]["name"]: e["tid"] for e in self.events if e["ph"] == "M" and e["name"] == "thread_name"}
+
+    def test_one_process_one_track_per_core(self):
+        names = [e for e in self.events if e["ph"] == "M" and e["name"] == "process_name"]
+        self.assertEqual([e["args"]["name"] for e in names], ["beamcore"])
+        tracks = self.tid_of_core()
+        self.assertEqual(set(tracks), {"core 0", "core 1"})
+        self.assertEqual(len(set(tracks.values())), 2)
+        self.assertEqual({e["pid"] for e in self.events}, {names[0]["pid"]})
+
+    def test_run_slices_count_durations_and_reasons(self):
+        tracks = self.tid_of_core()
+        slices = sorted((e["tid"], e["name"], e["ts"], e["dur"], e["args"]["reason"])
+                        for e in self.events if e["ph"] == "X" and e["name"] != "idle")
+        # ts in microseconds from the first event (the wake at tick 90)
+        c0, c1 = tracks["core 0"], tracks["core 1"]
+        self.assertEqual(slices, sorted([
+            (c0, "<5.1>", 20.0, 10.0, "yield"),
+            (c0, "<6.0>", 30.0, 80.0, "preempt"),
+            (c1, "<9.0>", 5.0, 35.0, "block"),
+            (c1, "<5.1>", 51.0, 29.0, "exit"),
+        ]))
+        idle = sorted((e["tid"], e["ts"], e["dur"]) for e in self.events if e["ph"] == "X" and e["name"] == "idle")
+        self.assertEqual(idle, sorted([(c0, 120.0, 20.0), (c1, 41.0, 8.0)]))
+
+    def test_instants_for_spawn_wake_exit(self):
+        instants = sorted(e["name"] for e in self.events if e["ph"] == "i" and e["cat"] in ("spawn", "wake", "exit"))
+        self.assertEqual(instants, ["exit <5.1>", "spawn <5.1>", "wake <3.0>", "wake <4.0>", "wake <8.0>"])
+
+    def test_flow_arrows_pair_victim_to_thief_at_the_steal_time(self):
+        tracks = self.tid_of_core()
+        flows = {}
+        for e in self.events:
+            if e["ph"] in ("s", "f"):
+                flows.setdefault((e["cat"], e["id"]), {})[e["ph"]] = e
+        self.assertEqual(len(flows), 2)
+        by_kind = {cat: pair for (cat, _), pair in flows.items()}
+        steal, migrate = by_kind["steal"], by_kind["migrate"]
+        self.assertEqual((steal["s"]["tid"], steal["f"]["tid"]), (tracks["core 0"], tracks["core 1"]))
+        self.assertEqual(steal["s"]["ts"], 50.0)
+        self.assertEqual(steal["f"]["ts"], 50.0)
+        self.assertEqual(steal["f"].get("bp"), "e")
+        self.assertEqual(steal["s"]["name"], steal["f"]["name"])
+        self.assertEqual((migrate["s"]["tid"], migrate["f"]["tid"]), (tracks["core 1"], tracks["core 0"]))
+        self.assertEqual(migrate["s"]["ts"], 115.0)
+        # each end of each arrow has a slice (an instant) on its track at that time to bind to,
+        # placed before the flow event
+        for pair in (steal, migrate):
+            for end in pair.values():
+                index = self.events.index(end)
+                anchors = [e for e in self.events[:index] if e["ph"] in ("i", "X") and e["tid"] == end["tid"]
+                           and e["ts"] <= end["ts"] <= e["ts"] + e.get("dur", 0)]
+                self.assertTrue(anchors, f"no slice to bind {end}")
+
+    def test_events_sorted_and_dropped_counts_recorded(self):
+        timed = [e["ts"] for e in self.events if e["ph"] != "M"]
+        self.assertEqual(timed, sorted(timed))
+        self.assertEqual(self.doc["otherData"]["dropped_per_core"], "0,7")
+        self.assertTrue(any(e["ph"] == "i" and e["name"] == "7 older events dropped" for e in self.events))
+
+    def test_summary_line(self):
+        lines = self.stdout.strip().splitlines()
+        self.assertEqual(len(lines), 1, self.stdout)
+        self.assertIn("c0=7 c1=9", lines[0])
+        self.assertIn("1 steals", lines[0])
+        self.assertIn("1 migrations", lines[0])
+        self.assertIn("dropped 7", lines[0])
+
+    def test_svg_is_well_formed_with_rows_slices_and_arrows(self):
+        root = ET.parse(self.svg_path).getroot()
+        self.assertEqual(root.tag, f"{SVG}svg")
+
+        def with_class(tag, cls):
+            return [e for e in root.iter(f"{SVG}{tag}") if e.get("class") == cls]
+
+        self.assertEqual(len(with_class("rect", "row")), 2)
+        slices = with_class("rect", "slice")
+        self.assertEqual(sorted(e.get("data-pid") for e in slices), ["<5.1>", "<5.1>", "<6.0>", "<9.0>"])
+        self.assertEqual(len(with_class("rect", "idle")), 2)
+        self.assertEqual(len(with_class("line", "steal")), 1)
+        self.assertEqual(len(with_class("line", "migrate")), 1)
+        # widths in proportion to durations: the block slice lasted 35 ticks, the preempt one 80
+        block = next(float(e.get("width")) for e in slices if e.get("data-pid") == "<9.0>")
+        preempt = next(float(e.get("width")) for e in slices if e.get("data-pid") == "<6.0>")
+        self.assertAlmostEqual(block / preempt, 35 / 80, places=3)
+        # core 1's own buffer begins at 95: hatched before it; core 0's (at 100) likewise
+        hatched = with_class("rect", "unrecorded")
+        self.assertEqual(len(hatched), 2)
+        dropped = [e.text for e in with_class("text", "dropped")]
+        self.assertEqual(dropped, ["core 0: 0", "core 1: 7"])
+        self.assertTrue(with_class("text", "tick"), "time axis labels")
+
+
+class TraceCommandLine(unittest.TestCase):
+    def test_reads_stdin_and_defaults_the_prefix_to_trace(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = subprocess.run([sys.executable, str(SCRIPTS / "trace.py"), "-"], input=LOG, text=True,
+                                  capture_output=True, cwd=tmp)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertTrue((Path(tmp) / "trace.json").exists())
+            self.assertTrue((Path(tmp) / "trace.svg").exists())
+
+    def test_fails_clearly_without_a_trace(self):
+        status, stdout, stderr, prefix = run_trace("core 0 online\nreport: {}\n")
+        self.assertNotEqual(status, 0)
+        self.assertIn("no 'trace: begin'", stderr)
+        self.assertFalse(prefix.with_name("t.json").exists())
+
+    def test_names_an_ignored_bootarg(self):
+        status, _, stderr, _ = run_trace("bootargs: trace=on ignored: unknown key\nreport: {}\n")
+        self.assertNotEqual(status, 0)
+        self.assertIn("bootargs: trace=on ignored", stderr)
+
+    def test_in_process_main_matches(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "c.log"
+            log.write_text(LOG)
+            out = io.StringIO()
+            with redirect_stdout(out), redirect_stderr(io.StringIO()):
+                self.assertEqual(trace_tool.main([str(log), "-o", str(Path(tmp) / "x")]), 0)
+            self.assertIn("4 run slices", out.getvalue())
+
+
+# ---------------------------------------------------------------------------------------------
+
+def figure(value, unit):
+    return {"value": value, "unit": unit, "command": "synthetic", "suite": "test"}
+
+
+def synthetic_results():
+    r = {
+        "deque.asm.push": figure(22, "insns"), "deque.asm.pop": figure(25, "insns"),
+        "deque.asm.steal": figure(27, "insns"), "deque.portable.push": figure(44, "insns"),
+        "deque.portable.pop": figure(26, "insns"), "deque.portable.steal": figure(29, "insns"),
+        "deque.loop_overhead": figure(3.0, "insns"),
+        "deque.host.portable_vs_crossbeam": figure(0.72, "ratio"),
+        "sched.yield": figure(335, "insns"), "sched.message_hop": figure(737, "insns"),
+        "sched.spawn_exit": figure(1359, "insns"), "sched.control_block": figure(352, "bytes"),
+    }
+    for strategy, works in (("load", [100, 200, 300, 400]), ("p2c", [250, 250, 250, 250])):
+        for core, work in enumerate(works):
+            r[f"balance.imbalanced.{strategy}.4cores.work.core{core}"] = figure(work, "units")
+        r[f"balance.imbalanced.{strategy}.4cores.max_over_mean"] = figure(max(works) / (sum(works) / 4), "ratio")
+        r[f"balance.imbalanced.{strategy}.4cores.steals"] = figure(12, "count")
+    r["balance.imbalanced.load.8cores.max_over_mean"] = figure(1.3, "ratio")
+    for k in range(10):
+        r[f"balance.imbalanced.load.4cores.latency.b{k}"] = figure(k * 2, "steals")
+        r[f"balance.imbalanced.load.8cores.latency.b{k}"] = figure(0, "steals")  # no steal: no chart
+    # one core: nothing to balance, left out of every balance chart
+    r["balance.imbalanced.load.1cores.work.core0"] = figure(1000, "units")
+    r["balance.imbalanced.load.1cores.max_over_mean"] = figure(1.0, "ratio")
+    r["balance.imbalanced.load.1cores.latency.b0"] = figure(0, "steals")
+    return r
+
+
+class Plots(unittest.TestCase):
+    def plot(self, results):
+        tmp = Path(tempfile.mkdtemp(prefix="plot-test-"))
+        (tmp / "results.json").write_text(json.dumps(results))
+        out = io.StringIO()
+        with redirect_stdout(out):
+            self.assertEqual(plot_tool.main(["--results", str(tmp / "results.json"), "--out", str(tmp / "plots")]), 0)
+        return tmp / "plots", out.getvalue()
+
+    @staticmethod
+    def bars(path):
+        root = ET.parse(path).getroot()  # raises if not well-formed
+        assert root.tag == f"{SVG}svg"
+        return root, [e for e in root.iter(f"{SVG}rect") if e.get("class") == "bar"]
+
+    @staticmethod
+    def texts(root):
+        return [" ".join(e.itertext()) for e in root.iter(f"{SVG}text")]
+
+    def test_all_charts_written_and_parse(self):
+        plots, out = self.plot(synthetic_results())
+        written = sorted(p.name for p in plots.glob("*.svg"))
+        self.assertEqual(written, ["hot_ops.svg", "max_over_mean_imbalanced.svg",
+                                   "steal_latency_imbalanced_4cores.svg", "work_imbalanced_4cores.svg"])
+        for name in written:
+            self.assertIn(name, out)
+            root, _ = self.bars(plots / name)
+            self.assertTrue(any(t.strip() for t in self.texts(root)), name)
+
+    def test_hot_ops_series_and_scale(self):
+        plots, _ = self.plot(synthetic_results())
+        root, bars = self.bars(plots / "hot_ops.svg")
+        got = {(b.get("data-group"), b.get("data-series")): float(b.get("data-value")) for b in bars}
+        asm = "hand-written LDXR/STXR (asm)"
+        portable = "portable core::sync::atomic"
+        self.assertEqual(got[("push", asm)], 22)
+        self.assertEqual(got[("push", portable)], 44)
+        self.assertEqual(got[("steal", portable)], 29)
+        self.assertEqual(got[("spawn_exit", "beamcore scheduler")], 1359)
+        self.assertEqual(len(bars), 9)  # 3 ops x 2 variants + 3 scheduler figures; not loop_overhead
+        heights = {(b.get("data-group"), b.get("data-series")): float(b.get("height")) for b in bars}
+        self.assertAlmostEqual(heights[("push", portable)] / heights[("push", asm)], 2.0, places=2)
+        texts = " | ".join(self.texts(root))
+        for label in (asm, portable, "beamcore scheduler", "instructions per operation (insns)"):
+            self.assertIn(label, texts)
+
+    def test_traced_scheduler_figures_are_a_second_series(self):
+        results = synthetic_results()
+        results["sched.yield.traced"] = figure(400, "insns")
+        results["sched.spawn_exit.traced"] = figure(1500, "insns")
+        plots, _ = self.plot(results)
+        _, bars = self.bars(plots / "hot_ops.svg")
+        got = {(b.get("data-group"), b.get("data-series")): float(b.get("data-value")) for b in bars}
+        self.assertEqual(got[("yield", "trace=off")], 335)
+        self.assertEqual(got[("yield", "trace=on (recording events)")], 400)
+        self.assertEqual(got[("spawn_exit", "trace=on (recording events)")], 1500)
+        self.assertNotIn(("message_hop", "trace=on (recording events)"), got)
+
+    def test_work_per_core_groups_by_strategy_bars_by_core(self):
+        plots, _ = self.plot(synthetic_results())
+        root, bars = self.bars(plots / "work_imbalanced_4cores.svg")
+        got = {(b.get("data-group"), b.get("data-series")): float(b.get("data-value")) for b in bars}
+        self.assertEqual(len(got), 8)
+        self.assertEqual(got[("load", "core 3")], 400)
+        self.assertEqual(got[("p2c", "core 0")], 250)
+        xs = {key: float(b.get("x")) for key, b in zip(got, bars)}
+        self.assertLess(xs[("load", "core 3")], xs[("p2c", "core 0")], "strategy order: load before p2c")
+        texts = " | ".join(self.texts(root))
+        for label in ("core 0", "core 3", "work done (units)", "victim-selection strategy", "4 cores"):
+            self.assertIn(label, texts)
+        means = {e.get("data-group"): float(e.get("data-value"))
+                 for e in root.iter(f"{SVG}line") if e.get("class") == "mean"}
+        self.assertEqual(means, {"load": 250.0, "p2c": 250.0})
+
+    def test_max_over_mean_by_strategy_and_core_count(self):
+        plots, _ = self.plot(synthetic_results())
+        root, bars = self.bars(plots / "max_over_mean_imbalanced.svg")
+        got = {(b.get("data-group"), b.get("data-series")): float(b.get("data-value")) for b in bars}
+        self.assertEqual(got, {("load", "4 cores"): 1.6, ("p2c", "4 cores"): 1.0, ("load", "8 cores"): 1.3})
+        self.assertEqual(len([e for e in root.iter(f"{SVG}line") if e.get("class") == "ref"]), 1)
+
+    def test_latency_histogram_has_ten_labelled_buckets(self):
+        plots, _ = self.plot(synthetic_results())
+        root, bars = self.bars(plots / "steal_latency_imbalanced_4cores.svg")
+        self.assertEqual(len(bars), 10)
+        self.assertEqual(float(next(b for b in bars if b.get("data-group") == "b9").get("data-value")), 18)
+        ticks = [e.text for e in root.iter(f"{SVG}text") if e.get("class") == "xtick"]
+        self.assertEqual(ticks[0], "<128")
+        self.assertEqual(ticks[8], "<32768")
+        self.assertEqual(ticks[9], "≥32768")
+
+    def test_absent_data_skips_charts_and_says_so(self):
+        only_sched = {k: v for k, v in synthetic_results().items() if k.startswith("sched.")}
+        plots, out = self.plot(only_sched)
+        self.assertEqual([p.name for p in plots.glob("*.svg")], ["hot_ops.svg"])
+        self.assertIn("skipped work_*.svg", out)
+        self.assertIn("skipped steal_latency_*.svg", out)
+        _, bars = self.bars(plots / "hot_ops.svg")
+        self.assertEqual({b.get("data-group") for b in bars}, {"yield", "message_hop", "spawn_exit"})
+
+    def test_nice_ticks_cover_the_maximum(self):
+        for top in (0.7, 1.0, 1.6, 29, 30, 1359, 99999):
+            ticks = plot_tool.nice_ticks(top)
+            self.assertGreaterEqual(ticks[-1], top)
+            self.assertLessEqual(len(ticks), 12)
+            self.assertEqual(ticks[0], 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

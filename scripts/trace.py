@@ -1,0 +1,668 @@
+#!/usr/bin/env python3
+"""Turns beamcore's scheduling trace (bootarg `trace=on`) into a Chrome/Perfetto trace and an SVG.
+
+The kernel prints, after its run, among other console lines:
+
+    trace: begin cores=<n> counter_hz=<hz>
+    trace: core=<c> recorded=<m> dropped=<d>
+    trace: ev <core> <timestamp_ticks> <event> <pid_index> <pid_generation> <arg>
+    ...
+    trace: end
+
+Events: run, yield, preempt, block, exit (arg 0), spawn (arg: spawning core), wake (arg: waker's
+core), steal (arg: victim core), migrate (arg: source core), sleep and idle_end (pid fields 0 0).
+<core> is the core the event is about, which is where it is drawn; the kernel records a wake or a
+spawn in the causing core's buffer and a migration in the rebalancing core's, so `recorded=`
+(what one core's buffer kept) is compared with the dump only in total. Timestamps are counter
+ticks on one clock shared by all cores. Events with equal timestamps are taken in the order that
+pairs them (the kernel's merge of the buffers does not keep their order).
+
+A core's buffer keeps only its newest events, so its first slice may have begun before the
+buffer did: a stop (yield/preempt/block/exit) with no run before it is drawn from the core's
+first event, meaning the oldest event from its own buffer (run, a stop, sleep, idle_end, steal,
+or a wake or spawn it caused itself); events other cores recorded about it may be older still.
+
+Writes OUT_PREFIX.json (Chrome trace event format: open it in https://ui.perfetto.dev or
+chrome://tracing) and OUT_PREFIX.svg (a static timeline), and prints a one-line summary.
+
+Usage: trace.py INPUT [-o OUT_PREFIX]    (INPUT: a console log, or - for stdin; default prefix: trace)
+"""
+
+import argparse
+import colorsys
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+STOPS = ("yield", "preempt", "block", "exit")
+EVENTS = ("run", *STOPS, "spawn", "wake", "steal", "migrate", "sleep", "idle_end")
+
+BEGIN = re.compile(r"^trace: begin cores=(\d+) counter_hz=(\d+)$")
+CORE = re.compile(r"^trace: core=(\d+) recorded=(\d+) dropped=(\d+)$")
+EV = re.compile(r"^trace: ev (\d+) (\d+) (\S+) (\d+) (\d+) (\d+)$")
+END = re.compile(r"^trace: end$")
+
+# Chrome trace identities: one process, one thread per core. tid = core + 1 because Perfetto
+# treats tid 0 as the idle task (swapper) of Linux traces.
+TRACE_PID = 1
+
+
+def tid_of(core):
+    return core + 1
+
+
+class TraceError(Exception):
+    """The input holds no usable trace."""
+
+
+@dataclass
+class Event:
+    core: int
+    ts: int
+    kind: str
+    pid_index: int
+    pid_gen: int
+    arg: int
+    line: int
+
+    @property
+    def pid(self):
+        return f"<{self.pid_index}.{self.pid_gen}>"
+
+
+@dataclass
+class Trace:
+    cores: int
+    counter_hz: int
+    recorded: dict = field(default_factory=dict)  # core -> header's recorded=
+    dropped: dict = field(default_factory=dict)  # core -> header's dropped=
+    events: dict = field(default_factory=dict)  # core -> [Event], sorted by time
+    warnings: list = field(default_factory=list)
+    complete: bool = False  # saw `trace: end`
+
+    def all_events(self):
+        return [e for core in sorted(self.events) for e in self.events[core]]
+
+
+@dataclass
+class Slice:
+    """A process running on a core, or (pid None) the core idle."""
+    core: int
+    pid: object  # "<i.g>" or None for idle
+    start: int
+    end: int
+    reason: str = ""
+    truncated_start: bool = False  # began before the core's buffer
+    open_end: bool = False  # still going when the trace was dumped
+
+
+@dataclass
+class Transfer:
+    """A process moved between cores: a steal (pulled by `to_core`) or a push migration."""
+    kind: str  # "steal" or "migrate"
+    ts: int
+    from_core: int
+    to_core: int
+    pid: str
+
+
+@dataclass
+class Timeline:
+    trace: Trace
+    slices: list  # running slices
+    idles: list  # idle slices
+    instants: list  # Events: spawn, wake, exit
+    transfers: list
+    origin: int  # earliest timestamp
+    last: int  # latest timestamp
+    anomalies: list
+
+    def us(self, ticks):
+        """Microseconds since the trace's first event."""
+        return (ticks - self.origin) * 1e6 / self.trace.counter_hz
+
+
+def read_lines(source):
+    if source == "-":
+        return sys.stdin.buffer.read().decode(errors="replace").splitlines()
+    return Path(source).read_text(errors="replace").splitlines()
+
+
+def parse(lines):
+    """Finds the last `trace: begin` .. `trace: end` block among console lines."""
+    blocks = []
+    current = None
+    bootarg_ignored = None
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if line.startswith("bootargs: trace") and "ignored" in line:
+            bootarg_ignored = line
+        if not line.startswith("trace:"):
+            continue  # other console output, interleaved or not
+        m = BEGIN.match(line)
+        if m:
+            current = Trace(cores=int(m.group(1)), counter_hz=int(m.group(2)))
+            blocks.append(current)
+            continue
+        if current is None or current.complete:
+            continue
+        m = EV.match(line)
+        if m:
+            core, ts, kind, index, gen, arg = m.groups()
+            core = int(core)
+            if kind not in EVENTS:
+                current.warnings.append(f"line {number}: unknown event {kind!r} ignored")
+            elif core >= current.cores:
+                current.warnings.append(f"line {number}: core {core} >= cores={current.cores}; ignored")
+            else:
+                current.events.setdefault(core, []).append(
+                    Event(core, int(ts), kind, int(index), int(gen), int(arg), number))
+            continue
+        m = CORE.match(line)
+        if m:
+            core, recorded, dropped = map(int, m.groups())
+            current.recorded[core] = recorded
+            current.dropped[core] = dropped
+            continue
+        if END.match(line):
+            current.complete = True
+            continue
+        if line.startswith("trace: ev "):
+            current.warnings.append(f"line {number}: malformed event line ignored: {line[:80]!r}")
+        else:  # e.g. "trace: out of memory merging the buffers; core 2 not dumped"
+            current.warnings.append(f"line {number}: {line[7:]}")
+
+    if not blocks:
+        hint = f" ({bootarg_ignored})" if bootarg_ignored else " (was the kernel booted with trace=on?)"
+        raise TraceError(f"no 'trace: begin' line found{hint}")
+    trace = blocks[-1]
+    if len(blocks) > 1:
+        trace.warnings.append(f"{len(blocks)} trace dumps found; using the last")
+    if trace.counter_hz <= 0:
+        raise TraceError("trace: begin says counter_hz=0; cannot convert ticks to time")
+    if not trace.complete:
+        trace.warnings.append("no 'trace: end' line: the dump was cut short")
+    for core, events in trace.events.items():
+        if any(b.ts < a.ts for a, b in zip(events, events[1:])):
+            trace.warnings.append(f"core {core}: timestamps not monotonic; events sorted by time")
+            events.sort(key=lambda e: e.ts)  # stable: ties keep console order
+    # `recorded=` counts what each core's buffer kept; the buffer also holds events about other
+    # cores (a wake, a spawn, a migration), so only the totals compare.
+    dumped = sum(len(events) for events in trace.events.values())
+    if trace.recorded and dumped != sum(trace.recorded.values()):
+        trace.warnings.append(f"{dumped} events dumped, the buffers' headers say {sum(trace.recorded.values())}")
+    return trace
+
+
+# Kinds only a core's own scheduler records, in its own ring buffer. A wake or spawn is recorded
+# by the core that caused it (its arg), about the core that will run the process; a migrate by
+# the rebalancing core.
+OWN_KINDS = frozenset(("run", *STOPS, "sleep", "idle_end", "steal"))
+
+
+def from_own_buffer(event):
+    """Whether `event` came from the ring buffer of the core it is about."""
+    return event.kind in OWN_KINDS or (event.kind in ("wake", "spawn") and event.arg == event.core)
+
+
+def window_start(events):
+    """When a core's own buffer begins: its oldest own record (or its first event of any kind)."""
+    return next((e.ts for e in events if from_own_buffer(e)), events[0].ts)
+
+
+class CoreState:
+    """Pairs one core's events into run and idle slices."""
+
+    def __init__(self, core, first, slices, idles, anomalies):
+        self.core, self.first = core, first
+        self.slices, self.idles, self.anomalies = slices, idles, anomalies
+        self.running = None  # Slice being built
+        self.idle = None
+        self.known = False  # a run/stop/sleep/idle_end seen: what came before is no longer unknown
+
+    def fits(self, e):
+        """Whether `e` follows from the current state (used to order events with equal times)."""
+        if e.kind == "run" or e.kind == "sleep":
+            return self.running is None and self.idle is None
+        if e.kind in STOPS:
+            return (self.running is not None and self.running.pid == e.pid) or (
+                self.running is None and self.idle is None and not self.known)
+        if e.kind == "idle_end":
+            return self.idle is not None or (self.running is None and not self.known)
+        return True
+
+    def note(self, e, what):
+        self.anomalies.append(f"core {self.core} line {e.line}: {what}")
+
+    def close_running(self, e, why):
+        self.note(e, f"{why} while {self.running.pid} was running; {self.running.pid} closed")
+        self.running.end, self.running.reason = e.ts, "unknown"
+        self.slices.append(self.running)
+        self.running = None
+
+    def apply(self, e):
+        if e.kind == "run":
+            if self.idle is not None:
+                self.note(e, f"run {e.pid} while the core was idle; idle closed")
+                self.idle.end = e.ts
+                self.idles.append(self.idle)
+                self.idle = None
+            if self.running is not None:
+                self.close_running(e, f"run {e.pid}")
+            self.running = Slice(self.core, e.pid, e.ts, e.ts)
+            self.known = True
+        elif e.kind in STOPS:
+            if self.running is not None and self.running.pid == e.pid:
+                self.running.end, self.running.reason = e.ts, e.kind
+                self.slices.append(self.running)
+                self.running = None
+            elif self.running is None and not self.known:
+                # The buffer began mid-slice: the process ran from before the core's first event.
+                self.slices.append(Slice(self.core, e.pid, min(self.first, e.ts), e.ts, e.kind,
+                                         truncated_start=True))
+            elif e.kind != "exit":  # an exit may end a process that was not running (killed)
+                now = self.running.pid if self.running else "nothing"
+                self.note(e, f"{e.kind} {e.pid} while {now} was running; ignored")
+            self.known = True
+        elif e.kind == "sleep":
+            if self.running is not None:
+                self.close_running(e, "sleep")
+            if self.idle is None:
+                self.idle = Slice(self.core, None, e.ts, e.ts, "idle")
+            else:
+                self.note(e, "sleep while already asleep; ignored")
+            self.known = True
+        elif e.kind == "idle_end":
+            if self.idle is not None:
+                self.idle.end = e.ts
+                self.idles.append(self.idle)
+                self.idle = None
+            elif not self.known:
+                self.idles.append(Slice(self.core, None, min(self.first, e.ts), e.ts, "idle",
+                                        truncated_start=True))
+            else:
+                self.note(e, "idle_end without a sleep; ignored")
+            self.known = True
+
+    def finish(self, last):
+        if self.running is not None:
+            self.running.end, self.running.reason, self.running.open_end = last, "running at end of trace", True
+            self.slices.append(self.running)
+        if self.idle is not None:
+            self.idle.end, self.idle.open_end = last, True
+            self.idles.append(self.idle)
+
+
+def build(trace):
+    """Pairs events into slices (run..stop, sleep..idle_end) and collects instants and transfers."""
+    every = trace.all_events()
+    origin = min((e.ts for e in every), default=0)
+    last = max((e.ts for e in every), default=0)
+    slices, idles, instants, transfers, anomalies = [], [], [], [], []
+
+    for core in sorted(trace.events):
+        events = trace.events[core]
+        state = CoreState(core, window_start(events), slices, idles, anomalies)
+        i = 0
+        while i < len(events):
+            # Events with equal timestamps may come in any order (the kernel's merge of the
+            # buffers is not stable): take them in an order the state machine accepts.
+            j = i
+            while j < len(events) and events[j].ts == events[i].ts:
+                j += 1
+            group = events[i:j]
+            while group:
+                e = group.pop(next((k for k, g in enumerate(group) if state.fits(g)), 0))
+                state.apply(e)
+                if e.kind in ("spawn", "wake", "exit"):
+                    instants.append(e)
+                elif e.kind in ("steal", "migrate"):
+                    if e.arg >= trace.cores:
+                        state.note(e, f"{e.kind} from core {e.arg} >= cores={trace.cores}; ignored")
+                    else:
+                        transfers.append(Transfer(e.kind, e.ts, e.arg, core, e.pid))
+            i = j
+        state.finish(last)
+    return Timeline(trace, slices, idles, instants, transfers, origin, last, anomalies)
+
+
+# ---------------------------------------------------------------------------------------------
+# Chrome trace event format
+
+
+def _us(timeline, ticks):
+    return round(timeline.us(ticks), 3)
+
+
+def chrome_trace(timeline):
+    """The Chrome trace event JSON object (a dict)."""
+    trace = timeline.trace
+    meta = [
+        {"ph": "M", "name": "process_name", "pid": TRACE_PID, "tid": 0, "args": {"name": "beamcore"}},
+        {"ph": "M", "name": "process_sort_index", "pid": TRACE_PID, "tid": 0, "args": {"sort_index": 0}},
+    ]
+    for core in range(trace.cores):
+        meta.append({"ph": "M", "name": "thread_name", "pid": TRACE_PID, "tid": tid_of(core),
+                     "args": {"name": f"core {core}"}})
+        meta.append({"ph": "M", "name": "thread_sort_index", "pid": TRACE_PID, "tid": tid_of(core),
+                     "args": {"sort_index": core}})
+
+    timed = []  # (ts_ticks, order, event): sorted by time, ties in insertion order
+
+    def add(ticks, event):
+        timed.append((ticks, len(timed), event))
+
+    def base(core, ticks, ph, name, cat):
+        return {"ph": ph, "name": name, "cat": cat, "pid": TRACE_PID, "tid": tid_of(core),
+                "ts": _us(timeline, ticks)}
+
+    def slice_event(s, name, cat):
+        e = base(s.core, s.start, "X", name, cat)
+        e["dur"] = round((s.end - s.start) * 1e6 / trace.counter_hz, 3)
+        args = {"reason": s.reason}
+        if s.truncated_start:
+            args["start"] = "before the core's trace buffer began (older events dropped)"
+        if s.open_end:
+            args["end"] = "still going when the trace was dumped"
+        e["args"] = args
+        return e
+
+    for s in timeline.slices:
+        add(s.start, slice_event(s, s.pid, "run"))
+    for s in timeline.idles:
+        e = slice_event(s, "idle", "idle")
+        e["cname"] = "grey"  # chrome://tracing's reserved colour; Perfetto ignores it
+        add(s.start, e)
+    # after the slices, so that at equal times it nests inside the first one
+    for core in range(trace.cores):
+        dropped = trace.dropped.get(core, 0)
+        events = trace.events.get(core)
+        if dropped and events:
+            e = base(core, events[0].ts, "i", f"{dropped} older events dropped", "trace")
+            e.update(s="t", args={"dropped": dropped})
+            add(events[0].ts, e)
+
+    for e in timeline.instants:
+        ev = base(e.core, e.ts, "i", f"{e.kind} {e.pid}", e.kind)
+        ev["s"] = "t"
+        ev["args"] = {"pid": e.pid}
+        if e.kind == "spawn":
+            ev["args"]["spawning_core"] = e.arg
+        elif e.kind == "wake":
+            ev["args"]["waker_core"] = e.arg
+        add(e.ts, ev)
+    for flow_id, t in enumerate(timeline.transfers, 1):
+        # An instant on each track at the transfer's time gives the flow's ends a slice to bind
+        # to even when the core runs nothing then; each flow event follows its instant.
+        verb_from, verb_to = ("stolen", "steal") if t.kind == "steal" else ("migrated", "migrate")
+        src = base(t.from_core, t.ts, "i", f"{verb_from} {t.pid}", t.kind)
+        src.update(s="t", args={"pid": t.pid, "to_core": t.to_core})
+        dst = base(t.to_core, t.ts, "i", f"{verb_to} {t.pid}", t.kind)
+        dst.update(s="t", args={"pid": t.pid, "from_core": t.from_core})
+        start = base(t.from_core, t.ts, "s", t.kind, t.kind)
+        start["id"] = flow_id
+        finish = base(t.to_core, t.ts, "f", t.kind, t.kind)
+        finish.update(id=flow_id, bp="e")
+        for event in (src, start, dst, finish):
+            add(t.ts, event)
+
+    timed.sort(key=lambda item: (item[0], item[1]))
+    other = {
+        "source": "beamcore trace=on console dump",
+        "cores": str(trace.cores),
+        "counter_hz": str(trace.counter_hz),
+        "time_origin_ticks": str(timeline.origin),
+        "dropped_per_core": ",".join(str(trace.dropped.get(c, 0)) for c in range(trace.cores)),
+        "recorded_per_core": ",".join(str(trace.recorded.get(c, "?")) for c in range(trace.cores)),
+        "complete": "yes" if trace.complete else "no (no 'trace: end')",
+    }
+    return {"traceEvents": meta + [event for _, _, event in timed], "displayTimeUnit": "ns",
+            "otherData": other}
+
+
+# ---------------------------------------------------------------------------------------------
+# SVG timeline
+
+
+def pid_colour(pid):
+    """A stable colour per pid: golden-angle hues, two lightness levels."""
+    index, gen = (int(x) for x in pid.strip("<>").split("."))
+    hue = ((index * 137.508 + gen * 41.0) % 360.0) / 360.0
+    lightness = 0.50 if index % 2 == 0 else 0.62
+    r, g, b = colorsys.hls_to_rgb(hue, lightness, 0.62)
+    return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+
+
+def text_colour(fill):
+    """Black or white, whichever reads better on the hex colour `fill`."""
+    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+    return "#000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#fff"
+
+
+def nice_step(span, target_ticks):
+    """A 1/2/5 x 10^k step giving about target_ticks intervals over span."""
+    if span <= 0:
+        return 1.0
+    raw = span / target_ticks
+    power = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * power >= raw:
+            return m * power
+    return 10 * power
+
+
+def time_unit(span_us):
+    if span_us >= 2e6:
+        return "s", 1e6
+    if span_us >= 2e3:
+        return "ms", 1e3
+    return "µs", 1.0
+
+
+def fmt_num(x):
+    return f"{x:.6g}"
+
+
+def svg_timeline(timeline):
+    """The timeline as an SVG document (str)."""
+    trace = timeline.trace
+    width = 1200
+    left, right = 100, 30
+    plot_w = width - left - right
+    top = 70
+    row_h, row_gap = 30, 14
+    rows_h = trace.cores * (row_h + row_gap) - row_gap
+    axis_y = top + rows_h + 10
+    legend_y = axis_y + 66
+    height = legend_y + 80 + 18 * ((trace.cores + 7) // 8)
+    span_ticks = max(timeline.last - timeline.origin, 1)
+    span_us = span_ticks * 1e6 / trace.counter_hz
+
+    def x(ticks):
+        return left + (ticks - timeline.origin) / span_ticks * plot_w
+
+    def row_top(core):
+        return top + core * (row_h + row_gap)
+
+    def centre(core):
+        return row_top(core) + row_h / 2
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">',
+        "<defs>",
+        '<pattern id="unrecorded" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4f4f4"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" stroke="#d0d0d0" stroke-width="2"/></pattern>',
+        '<marker id="arrow-steal" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#d62728"/></marker>',
+        '<marker id="arrow-migrate" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#1f5fbf"/></marker>',
+        "</defs>",
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+    ]
+    title = (f"beamcore scheduling trace: {trace.cores} cores; run slices: {len(timeline.slices)}, "
+             f"steals: {sum(t.kind == 'steal' for t in timeline.transfers)}, "
+             f"migrations: {sum(t.kind == 'migrate' for t in timeline.transfers)}")
+    out.append(f'<text x="{left}" y="24" font-size="17" font-weight="bold">{escape(title)}</text>')
+    unit, per = time_unit(span_us)
+    subtitle = (f"counter {trace.counter_hz} Hz; time since the first recorded event, "
+                f"{fmt_num(span_us / per)} {unit} shown; hover a slice for its pid, reason and times")
+    out.append(f'<text x="{left}" y="44" fill="#444">{escape(subtitle)}</text>')
+
+    for core in range(trace.cores):
+        y = row_top(core)
+        out.append(f'<text x="{left - 10}" y="{centre(core) + 4:.1f}" text-anchor="end" '
+                   f'font-weight="bold">core {core}</text>')
+        out.append(f'<rect class="row" x="{left}" y="{y}" width="{plot_w}" height="{row_h}" '
+                   f'fill="#fafafa" stroke="#ddd"/>')
+        events = trace.events.get(core)
+        first = window_start(events) if events else timeline.last
+        if first > timeline.origin:
+            out.append(f'<rect class="unrecorded" x="{left}" y="{y}" width="{x(first) - left:.2f}" '
+                       f'height="{row_h}" fill="url(#unrecorded)"><title>core {core}: its own buffer holds nothing '
+                       f'before {fmt_num(timeline.us(first))} µs</title></rect>')
+
+    def rect(s, cls, fill, label):
+        x0, x1 = x(s.start), x(s.end)
+        w = max(x1 - x0, 0.4)
+        extra = []
+        if s.truncated_start:
+            extra.append("started before the buffer")
+        if s.open_end:
+            extra.append("still going at the dump")
+        note = f" ({'; '.join(extra)})" if extra else ""
+        tip = (f"core {s.core}: {label} {fmt_num(timeline.us(s.start))}–{fmt_num(timeline.us(s.end))} µs, "
+               f"{fmt_num((s.end - s.start) * 1e6 / trace.counter_hz)} µs, {s.reason}{note}")
+        pid_attr = f' data-pid={quoteattr(s.pid)}' if s.pid else ""
+        out.append(f'<rect class="{cls}"{pid_attr} x="{x0:.2f}" y="{row_top(s.core) + 3}" width="{w:.2f}" '
+                   f'height="{row_h - 6}" fill="{fill}"><title>{escape(tip)}</title></rect>')
+        if s.pid and w >= 9 * len(s.pid):  # room for the pid inside the slice
+            out.append(f'<text class="pid" x="{x0 + w / 2:.2f}" y="{centre(s.core) + 4:.1f}" '
+                       f'text-anchor="middle" font-size="11" fill="{text_colour(fill)}" pointer-events="none">'
+                       f'{escape(s.pid)}</text>')
+
+    for s in timeline.idles:
+        rect(s, "idle", "#bdbdbd", "idle")
+    for s in timeline.slices:
+        rect(s, "slice", pid_colour(s.pid), s.pid)
+
+    for t in timeline.transfers:
+        cls, colour = ("steal", "#d62728") if t.kind == "steal" else ("migrate", "#1f5fbf")
+        xs = x(t.ts)
+        y0, y1 = centre(t.from_core), centre(t.to_core)
+        # stop short of the destination row's centre so the arrowhead stays visible
+        y1 += -6 if y1 > y0 else 6
+        dash = ' stroke-dasharray="4 3"' if t.kind == "migrate" else ""
+        tip = (f"{t.kind} {t.pid}: core {t.from_core} → core {t.to_core} at "
+               f"{fmt_num(timeline.us(t.ts))} µs")
+        out.append(f'<line class="{cls}" x1="{xs:.2f}" y1="{y0:.1f}" x2="{xs:.2f}" y2="{y1:.1f}" '
+                   f'stroke="{colour}" stroke-width="1.5"{dash} marker-end="url(#arrow-{cls})">'
+                   f'<title>{escape(tip)}</title></line>')
+
+    # time axis
+    out.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="#333"/>')
+    step = nice_step(span_us / per, 8)
+    tick = 0.0
+    while tick <= span_us / per * 1.0000001:
+        tx = left + tick * per / span_us * plot_w
+        out.append(f'<line x1="{tx:.2f}" y1="{axis_y}" x2="{tx:.2f}" y2="{axis_y + 5}" stroke="#333"/>')
+        out.append(f'<line x1="{tx:.2f}" y1="{top}" x2="{tx:.2f}" y2="{axis_y}" stroke="#000" '
+                   f'stroke-opacity="0.06"/>')
+        out.append(f'<text class="tick" x="{tx:.2f}" y="{axis_y + 19}" text-anchor="middle">'
+                   f'{fmt_num(round(tick, 9))}</text>')
+        tick += step
+    out.append(f'<text x="{left + plot_w / 2}" y="{axis_y + 38}" text-anchor="middle">'
+               f'time ({unit}) since the first recorded event</text>')
+
+    # legend: keys, then dropped events per core
+    ly = legend_y
+    keys = [
+        ('<rect x="0" y="-10" width="22" height="12" fill="#4c9f70"/>', "process running (colour = pid)"),
+        ('<rect x="0" y="-10" width="22" height="12" fill="#bdbdbd"/>', "core idle (sleep .. idle_end)"),
+        ('<rect x="0" y="-10" width="22" height="12" fill="url(#unrecorded)" stroke="#ccc"/>',
+         "before the core's oldest kept event"),
+        ('<line x1="0" y1="-4" x2="22" y2="-4" stroke="#d62728" stroke-width="2"/>', "steal (victim → thief)"),
+        ('<line x1="0" y1="-4" x2="22" y2="-4" stroke="#1f5fbf" stroke-width="2" stroke-dasharray="4 3"/>',
+         "push migration (source → destination)"),
+    ]
+    kx = left
+    for shape, label in keys:
+        out.append(f'<g class="key" transform="translate({kx},{ly})">{shape}'
+                   f'<text x="28" y="0">{escape(label)}</text></g>')
+        kx += 36 + 7 * len(label)
+        if kx > width - 240:
+            kx = left
+            ly += 20
+    ly += 26
+    total = sum(trace.dropped.get(c, 0) for c in range(trace.cores))
+    out.append(f'<text class="dropped-title" x="{left}" y="{ly}" font-weight="bold">'
+               f'dropped events (each core\'s ring buffer overwrote its oldest): {total} in all</text>')
+    ly += 18
+    for i, core in enumerate(range(trace.cores)):
+        cx = left + (i % 8) * 130
+        cy = ly + (i // 8) * 18
+        d = trace.dropped.get(core, 0)
+        colour = "#b00" if d else "#333"
+        out.append(f'<text class="dropped" x="{cx}" y="{cy}" fill="{colour}">core {core}: {d}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def summary(timeline, outputs):
+    trace = timeline.trace
+    per_core = " ".join(f"c{c}={len(trace.events.get(c, []))}" for c in range(trace.cores))
+    steals = sum(t.kind == "steal" for t in timeline.transfers)
+    migrations = sum(t.kind == "migrate" for t in timeline.transfers)
+    dropped = sum(trace.dropped.get(c, 0) for c in range(trace.cores))
+    dropped_cores = ", ".join(f"c{c}={trace.dropped[c]}" for c in sorted(trace.dropped) if trace.dropped[c])
+    span_us = (timeline.last - timeline.origin) * 1e6 / trace.counter_hz
+    return (f"trace: {trace.cores} cores, events per core {per_core}; {len(timeline.slices)} run slices, "
+            f"{steals} steals, {migrations} migrations; dropped {dropped}"
+            f"{f' ({dropped_cores})' if dropped_cores else ''}; {span_us:.1f} us; "
+            f"wrote {' and '.join(str(o) for o in outputs)}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("input", help="console log file, or - for stdin")
+    parser.add_argument("-o", "--out", default="trace", help="output prefix (writes PREFIX.json and PREFIX.svg)")
+    args = parser.parse_args(argv)
+    try:
+        lines = read_lines(args.input)
+    except OSError as error:
+        sys.exit(f"trace.py: cannot read {args.input}: {error.strerror}")
+    try:
+        trace = parse(lines)
+    except TraceError as error:
+        sys.exit(f"trace.py: {args.input}: {error}")
+    timeline = build(trace)
+    for warning in trace.warnings:
+        print(f"trace.py: warning: {warning}", file=sys.stderr)
+    if timeline.anomalies:
+        shown = timeline.anomalies[:5]
+        more = len(timeline.anomalies) - len(shown)
+        print(f"trace.py: warning: {len(timeline.anomalies)} events did not pair up: " + "; ".join(shown)
+              + (f"; and {more} more" if more > 0 else ""), file=sys.stderr)
+    if not trace.events:
+        print("trace.py: warning: the trace holds no events", file=sys.stderr)
+
+    prefix = Path(args.out)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    json_path = prefix.with_name(prefix.name + ".json")
+    svg_path = prefix.with_name(prefix.name + ".svg")
+    json_path.write_text(json.dumps(chrome_trace(timeline), separators=(",", ":")) + "\n")
+    svg_path.write_text(svg_timeline(timeline))
+    print(summary(timeline, [json_path, svg_path]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
