@@ -1,5 +1,6 @@
 # beamcore — build, run and test the kernel. `make help` lists the targets.
 
+BOARD        ?= virt
 SMP          ?= 4
 CPU          ?= cortex-a72
 MACHINE_OPTS ?=
@@ -11,16 +12,27 @@ CONFIG       ?=
 BENCH        ?=
 
 KERNEL_ELF := target/aarch64-unknown-none/release/beamcore
+# BOARD=rpi4: the raspi4b image with semihosting (QEMU exits with the kernel's status).
+RPI4_QEMU_IMAGE := target/rpi4-qemu/kernel8.img
+ifeq ($(BOARD),rpi4)
+RUN_KERNEL := $(RPI4_QEMU_IMAGE)
+else ifeq ($(BOARD),virt)
+RUN_KERNEL := $(KERNEL_ELF)
+else
+$(error unknown BOARD=$(BOARD); known: virt, rpi4)
+endif
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
 SETUP_STAMP := target/.setup-done
 
-export SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
+export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel run gdb test test-host test-qemu test-deque-barrier bench check fmt clippy clean
+.PHONY: help setup kernel rpi4 run gdb test test-host test-qemu test-deque-barrier bench check fmt clippy clean
 
 help:
-	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF))"
+	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
 	@echo "make run         boot it in QEMU virt (SMP=$(SMP) CPU=$(CPU) MACHINE_OPTS=... MEM=$(MEM) ARGS='bootargs')"
+	@echo "                 BOARD=rpi4: on QEMU raspi4b (4 cores) with a device tree carrying ARGS"
+	@echo "make rpi4        target/rpi4/kernel8.img + config.txt for a Raspberry Pi 4's SD card"
 	@echo "make test        host tests + in-QEMU suite (TEST=name filter, CONFIG=config filter)"
 	@echo "make test-host   unit, property and model tests of the pure modules on the host"
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
@@ -42,16 +54,30 @@ $(SETUP_STAMP): scripts/setup.sh
 setup: $(SETUP_STAMP)
 
 kernel: $(SETUP_STAMP)
+ifeq ($(BOARD),rpi4)
+	@echo "==> kernel: building $(RPI4_QEMU_IMAGE) (raspi4b, with semihosting) and its device tree"
+	python3 scripts/rpi4.py qemu-image
+else
 	@echo "==> kernel: building $(KERNEL_ELF)"
 	cargo build --release
+endif
+
+# The Pi 4 SD-card files: kernel8.img without semihosting (checked: no hlt #0xf000) and config.txt.
+rpi4: $(SETUP_STAMP)
+	@echo "==> rpi4: kernel8.img and config.txt in target/rpi4/"
+	python3 scripts/rpi4.py image
 
 run: kernel
+ifeq ($(BOARD),rpi4)
+	@echo "==> run: QEMU raspi4b, 4 cores, device tree target/rpi4-qemu/raspi4b.dtb"
+else
 	@echo "==> run: QEMU virt$(if $(MACHINE_OPTS),$(comma)$(MACHINE_OPTS)) cpu=$(CPU) smp=$(SMP)"
-	scripts/qemu-run.sh $(KERNEL_ELF)
+endif
+	scripts/qemu-run.sh $(RUN_KERNEL)
 
 gdb: kernel
-	@echo "==> gdb: attach with: gdb-multiarch $(KERNEL_ELF) -ex 'target remote :1234'"
-	GDB=1 scripts/qemu-run.sh $(KERNEL_ELF)
+	@echo "==> gdb: attach with: gdb-multiarch $(if $(filter rpi4,$(BOARD)),target/rpi4-qemu/beamcore.elf,$(KERNEL_ELF)) -ex 'target remote :1234'"
+	GDB=1 scripts/qemu-run.sh $(RUN_KERNEL)
 
 test: test-host test-qemu test-deque-barrier
 
@@ -105,6 +131,8 @@ fmt:
 clippy:
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --profile test --target $(HOST_TARGET) -- -D warnings
+	cargo clippy --all-targets --features board-rpi4 --target-dir target/rpi4-build/qemu -- -D warnings
+	cargo clippy --lib --bins --no-default-features --features board-rpi4 --target-dir target/rpi4-build/board -- -D warnings
 
 clean:
 	cargo clean

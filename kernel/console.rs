@@ -52,9 +52,21 @@ pub fn write_line(args: fmt::Arguments<'_>) {
         let _ = Uart.write_fmt(format_args!("{args}\n"));
         return;
     }
-    let _guard = LOCK.lock();
+    let _guard = loop {
+        if let Some(guard) = LOCK.try_lock_for(LOCK_ATTEMPTS_BETWEEN_HALT_CHECKS) {
+            break guard;
+        }
+        // The run is ending and the final words may keep the console for good: park rather
+        // than spin with IRQs masked, where the halt SGI could not reach this core.
+        if crate::smp::halting() {
+            crate::smp::halt_this_core();
+        }
+    };
     let _ = Uart.write_fmt(format_args!("{args}\n"));
 }
+
+/// How often a core waiting for the console checks whether the run is ending.
+const LOCK_ATTEMPTS_BETWEEN_HALT_CHECKS: usize = 1000;
 
 /// Takes the console for good on the way down: breaks our own hold, waits a bounded time for
 /// another core to finish its line, then writes regardless.

@@ -1,7 +1,10 @@
 //! Ending a run: QEMU's semihosting exit with a status, or, on real hardware, parking.
 //!
 //! The semihosting trap (`hlt #0xf000`) faults on a board without a debugger, so it is only
-//! compiled in with the `semihosting` feature (on for QEMU builds, off for the Pi image).
+//! compiled in with the `semihosting` feature (on for QEMU builds, off for the Pi image, where
+//! `make rpi4` checks that the image holds no such instruction). Without it, the run ends with
+//! every core parked: the others are sent the `Halt` SGI (they stop scheduling and park), then
+//! this core prints the final line and parks too.
 
 /// What a beamcore program returns to the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,8 +28,17 @@ pub fn exit(code: ExitCode) -> ! {
     }
     #[cfg(not(feature = "semihosting"))]
     {
-        crate::console::write_final(format_args!("halted with status {status}; all cores parked\n"));
-        crate::arch::cpu::park()
+        let (parked, asked) = crate::smp::halt_other_cores();
+        if parked == asked {
+            crate::console::write_final(format_args!("halted with status {status}; all {} cores parked\n", asked + 1));
+        } else {
+            crate::console::write_final(format_args!(
+                "halted with status {status}; {} of {} other cores did not park\n",
+                asked - parked,
+                asked
+            ));
+        }
+        crate::smp::halt_this_core()
     }
 }
 

@@ -41,20 +41,37 @@ enum Discovery {
     Found,
     NoTree,
     BadTree(crate::platform::PlatformError),
+    /// No device tree, but an ATAG list (RAM, command line) at this address.
+    Atags(u64),
+    BadAtags(crate::platform::atags::AtagsError),
 }
 
 fn discover(loader_x0: u64) -> (Platform, Discovery) {
     let mut outcome = Discovery::NoTree;
     for candidate in board::device_tree_candidates(loader_x0) {
-        // SAFETY: the candidates are the loader's x0 or board RAM addresses, readable with the
-        // MMU off; `read_device_tree` checks the magic before trusting a size.
+        // SAFETY: the candidates are the loader's x0 or board RAM addresses, readable and
+        // writable with the MMU off and used by nothing else yet (one core runs, the heap does
+        // not exist); `read_device_tree` checks the magic before trusting a size.
         match unsafe { board::read_device_tree(candidate) } {
             Some(Ok(platform)) => return (platform, Discovery::Found),
             Some(Err(error)) => outcome = Discovery::BadTree(error),
             None => {}
         }
     }
-    (board::default_platform(cpu::mpidr()), outcome)
+    let mut platform = board::default_platform(cpu::mpidr());
+    if let Some(address) = board::atags_candidate(loader_x0) {
+        // SAFETY: the board names x0 as a possible ATAG list in RAM (QEMU raspi4b: 0x100),
+        // readable with the MMU off and not written before discovery has copied it out.
+        match unsafe { board::read_atags(address) } {
+            Some(Ok(tags)) => {
+                platform.apply_boot_tags(&tags, address);
+                outcome = Discovery::Atags(address);
+            }
+            Some(Err(error)) => outcome = Discovery::BadAtags(error),
+            None => {}
+        }
+    }
+    (platform, outcome)
 }
 
 /// The boot core's path from `boot_core_entry` to the program.
@@ -76,6 +93,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     let platform = PLATFORM.call_once(|| platform);
     let uart_clock =
         if board::UART_NEEDS_INIT { platform.uart.clock_hz.or(Some(board::DEFAULT_UART_CLOCK_HZ)) } else { None };
+    board::init_uart_pins(platform.uart.region.base as usize);
     console::init(platform.uart.region.base as usize, uart_clock);
 
     let dropped = if entry_el == 2 { ", dropped to EL1" } else { "" };
@@ -84,6 +102,13 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
         Discovery::Found => {}
         Discovery::NoTree => println!("platform: no device tree found; using {} board defaults", board::NAME),
         Discovery::BadTree(error) => println!("platform: {error}; using {} board defaults", board::NAME),
+        Discovery::Atags(address) => println!(
+            "platform: no device tree; RAM and command line from ATAGs at {address:#x}, the rest from {} board defaults",
+            board::NAME
+        ),
+        Discovery::BadAtags(error) => {
+            println!("platform: no device tree and unusable ATAGs ({error}); using {} board defaults", board::NAME)
+        }
     }
     println!("platform: {platform}");
 
@@ -187,7 +212,7 @@ fn start_secondaries(platform: &Platform, wanted: usize) {
     let boot_mpidr = cpu::mpidr();
     let mut next_id = 1;
     match platform.enable_method {
-        EnableMethod::Psci(conduit) if platform.source == Source::BoardDefaults => {
+        EnableMethod::Psci(conduit) if !matches!(platform.source, Source::DeviceTree { .. }) => {
             // No device tree: ask PSCI for cores by Aff0 until it says there are no more.
             for aff0 in 0..MAX_CORES as u64 {
                 let mpidr = (boot_mpidr & !0xff) | aff0;

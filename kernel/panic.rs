@@ -16,7 +16,7 @@ pub fn fatal(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> ! {
     let _ = cpu::irq_save();
     // Plain load and store, no exclusives: this may run before the MMU is on.
     if GOING_DOWN.load(Ordering::Acquire) {
-        cpu::park();
+        crate::smp::halt_this_core();
     }
     GOING_DOWN.store(true, Ordering::Release);
     crate::console::write_final(format_args!("{details}PANIC core {}: {message}\n", cpu::core_id()));

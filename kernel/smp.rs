@@ -31,6 +31,9 @@ pub enum Sgi {
     Wake = 0,
     /// A counted core-to-core ping; the receiver records who sent it.
     Ping = 1,
+    /// "Stop for good": the receiver stops scheduling and parks (end of a run without
+    /// semihosting, where nothing ends the machine).
+    Halt = 2,
 }
 
 /// A unit of work queued for a core.
@@ -52,6 +55,8 @@ pub struct PerCore {
     unexpected_irqs: AtomicU64,
     jobs: IrqSpinLock<VecDeque<Job>>,
     job_count: AtomicUsize,
+    /// Set when the core has parked for good ([`halt_this_core`]).
+    parked: AtomicBool,
 }
 
 impl PerCore {
@@ -65,6 +70,7 @@ impl PerCore {
             unexpected_irqs: AtomicU64::new(0),
             jobs: IrqSpinLock::new(VecDeque::new()),
             job_count: AtomicUsize::new(0),
+            parked: AtomicBool::new(false),
         }
     }
 
@@ -88,6 +94,11 @@ impl PerCore {
     pub fn unexpected_irqs(&self) -> u64 {
         self.unexpected_irqs.load(Ordering::Relaxed)
     }
+
+    /// True once the core has parked for good.
+    pub fn is_parked(&self) -> bool {
+        self.parked.load(Ordering::Acquire)
+    }
 }
 
 static CORES: [PerCore; MAX_CORES] = [const { PerCore::new() }; MAX_CORES];
@@ -95,6 +106,10 @@ static CORES_ONLINE: AtomicUsize = AtomicUsize::new(0);
 static GIC: spin::Once<Gic> = spin::Once::new();
 /// The tick period in counter ticks.
 static TICK_PERIOD: AtomicU64 = AtomicU64::new(0);
+/// Set when the run is ending and every core is being parked.
+static HALTING: AtomicBool = AtomicBool::new(false);
+/// How long [`halt_other_cores`] waits for the others to report parked.
+const HALT_TIMEOUT_US: u64 = 500_000;
 
 /// Errors from asking another core to do something.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +213,10 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
             }
             id if id == Sgi::Wake as u32 => {}
             id if id == Sgi::Ping as u32 => on_ping(me),
+            id if id == Sgi::Halt as u32 => {
+                gic.end_of_interrupt(irq);
+                halt_this_core();
+            }
             _ => {
                 me.unexpected_irqs.fetch_add(1, Ordering::Relaxed);
             }
@@ -280,4 +299,51 @@ pub(crate) fn has_jobs() -> bool {
     // ORDERING: SeqCst pairs with the SeqCst increment in `run_on` (the sleeper checks after
     // announcing it sleeps; the sender increments before sending its wake-up).
     CORES[cpu::core_id()].job_count.load(Ordering::SeqCst) != 0
+}
+
+/// True once the run is ending ([`halt_other_cores`] was called): cores waiting for something
+/// that may never come (the console after the final words) park instead.
+pub fn halting() -> bool {
+    HALTING.load(Ordering::Relaxed)
+}
+
+/// Asks every other online core to park for good and waits (bounded) until they have. Returns
+/// `(parked, asked)`. For the end of a run without semihosting: afterwards no other core
+/// schedules, prints or takes interrupts.
+pub fn halt_other_cores() -> (usize, usize) {
+    HALTING.store(true, Ordering::Relaxed);
+    let me = cpu::core_id();
+    let others = || (0..MAX_CORES).filter(move |&c| c != me && CORES[c].is_online());
+    let mut asked = 0;
+    for core in others() {
+        if send_sgi(core, Sgi::Halt).is_ok() {
+            asked += 1;
+        }
+    }
+    let parked = || others().filter(|&c| CORES[c].is_parked()).count();
+    let deadline = crate::time::Deadline::after_us(HALT_TIMEOUT_US);
+    while parked() < asked && !deadline.expired() {
+        cpu::relax();
+    }
+    (parked(), asked)
+}
+
+/// Parks the calling core for good, in a low-power wait that nothing ends: IRQs masked, its
+/// timer stopped and its GIC interface closed (a pending interrupt, even a masked one, would
+/// end every WFI at once). Safe before the GIC exists and with the MMU off (plain stores).
+pub fn halt_this_core() -> ! {
+    let _ = cpu::irq_save();
+    timer::stop();
+    if let Some(gic) = GIC.get() {
+        gic.disable_this_core();
+    }
+    // ORDERING: Release pairs with the Acquire in `is_parked`: whoever sees this core parked
+    // also sees that it stopped touching shared state. (`get`: a panic before the core id is
+    // set must not index out of bounds and panic again.)
+    if let Some(me) = CORES.get(cpu::core_id()) {
+        me.parked.store(true, Ordering::Release);
+    }
+    loop {
+        cpu::wait_for_interrupt();
+    }
 }

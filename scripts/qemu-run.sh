@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Boots a beamcore ELF in QEMU and exits with QEMU's status (the kernel's semihosting exit).
+# Boots a beamcore kernel in QEMU and exits with QEMU's status (the kernel's semihosting exit).
 # Also the cargo runner for the bare-metal target, so `cargo run` and `cargo test --test X` boot.
 #
-#   scripts/qemu-run.sh <kernel.elf> [extra qemu arguments...]
+#   scripts/qemu-run.sh <kernel> [extra qemu arguments...]
 #
-# Environment: BOARD (virt | rpi4, default virt), SMP (4), CPU (cortex-a72), MACHINE_OPTS
-# (appended to -M virt, e.g. gic-version=3 or virtualization=on), MEM (128M), ARGS (kernel
-# command line), TIMEOUT (seconds before QEMU is killed; 0 = none; default 120), GDB=1 (wait for
-# gdb on :1234).
+# BOARD=virt (default): <kernel> is the ELF, booted on -M virt.
+# BOARD=rpi4: <kernel> is a flat kernel8.img (scripts/rpi4.py qemu-image), booted on -M raspi4b
+#   with the device tree RPI4_DTB (default target/rpi4-qemu/raspi4b.dtb), so ARGS reach the
+#   kernel as /chosen/bootargs, the way the Pi firmware passes cmdline.txt. raspi4b's hardware is
+#   fixed (4 Cortex-A72 cores, 2 GiB): SMP, CPU, MEM and MACHINE_OPTS do not apply.
+#
+# Environment: BOARD, SMP (4), CPU (cortex-a72), MACHINE_OPTS (appended to -M virt, e.g.
+# gic-version=3 or virtualization=on), MEM (128M), ARGS (kernel command line), TIMEOUT (seconds
+# before QEMU is killed; 0 = none; default 120), GDB=1 (wait for gdb on :1234).
 set -euo pipefail
 
 kernel=${1:?usage: qemu-run.sh <kernel.elf> [qemu args...]}
@@ -25,8 +30,15 @@ virt)
     cmd=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -smp "$smp" -m "$mem"
         -nographic -semihosting -kernel "$kernel")
     ;;
+rpi4)
+    dtb=${RPI4_DTB:-target/rpi4-qemu/raspi4b.dtb}
+    if [ "$smp" != 4 ] || [ "$cpu" != cortex-a72 ] || [ -n "${MACHINE_OPTS:-}" ]; then
+        echo "qemu-run: raspi4b always has 4 Cortex-A72 cores; SMP, CPU and MACHINE_OPTS are ignored" >&2
+    fi
+    cmd=(qemu-system-aarch64 -M raspi4b -nographic -semihosting -kernel "$kernel" -dtb "$dtb")
+    ;;
 *)
-    echo "qemu-run: unknown BOARD=$board (known: virt)" >&2
+    echo "qemu-run: unknown BOARD=$board (known: virt, rpi4)" >&2
     exit 2
     ;;
 esac

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what beamcore needs on a fresh Debian bookworm machine: the Rust target
 # aarch64-unknown-none (through rust-toolchain.toml), QEMU >= 9 from bookworm-backports
-# (bookworm's own 7.2 lacks the raspi4b machine), the device-tree compiler and llvm-objcopy.
+# (bookworm's own 7.2 lacks the raspi4b machine), the device-tree compiler and llvm-objcopy /
+# llvm-objdump (the Pi 4 image and its semihosting check).
 # Says what it installs; does nothing when everything is already there.
 set -euo pipefail
 
@@ -19,7 +20,7 @@ qemu_ok() {
 need_apt=()
 if ! qemu_ok; then need_apt+=(qemu-system-arm); fi
 command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
-command -v llvm-objcopy >/dev/null 2>&1 || need_apt+=(llvm)
+{ command -v llvm-objcopy && command -v llvm-objdump; } >/dev/null 2>&1 || need_apt+=(llvm)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null 2>&1; then

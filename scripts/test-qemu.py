@@ -17,19 +17,33 @@ A test passes when QEMU exits with the expected status before the deadline and t
 checks hold. A hung test is killed at its deadline and fails; every failure prints the console.
 The summary line is `N passed, N failed`.
 
+The `rpi4` configuration is QEMU raspi4b (fixed: 4 Cortex-A72 cores, 2 GiB). The tests listed in
+RPI4_CASES run there too, from a `--features board-rpi4` build of the test kernels turned into
+flat images (kernel8.img style) and booted with the raspi4b device tree, so their bootargs arrive
+as /chosen/bootargs the way the Pi firmware passes cmdline.txt. Two more cases check the image
+`make rpi4` ships: it holds no semihosting trap (and the check finds the one in a semihosting
+build), and booted on raspi4b it finishes its run with every core parked in a low-power wait. A
+last one boots the `make run BOARD=rpi4` kernel without a device tree: RAM and bootargs then
+come from QEMU's ATAGs.
+
 Usage: test-qemu.py [--test SUBSTRING]... [--config NAME]... [--list] [--release] [-- cargo args]
 """
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import rpi4  # noqa: E402  (scripts/rpi4.py: the Pi 4 image builds)
 
 # name -> (machine, cpu, smp)
 CONFIGS = {
@@ -42,6 +56,33 @@ CONFIGS = {
     "max-smp4": ("virt", "max", 4),
 }
 DEFAULT_CONFIGS = ["a72-smp4"]
+# QEMU raspi4b: not part of `configs=all`; its cases are listed below.
+RPI4_CONFIG = "rpi4"
+RPI4_SMP = 4
+# Tests that also run on raspi4b, with the variants run there (their headers' other settings
+# apply). Listed here rather than in the headers, so one place says what the Pi 4 covers:
+# every core online through the spin table, 10,000 processes, and the balancer stealing.
+RPI4_CASES = {
+    "01_boot_all_cores": [""],
+    "19_ten_thousand_processes": [""],
+    "27_balancer_invariants": ["strategy=load workload=imbalanced"],
+}
+# Checks of the `make rpi4` image itself (no semihosting) and of the `make run BOARD=rpi4` kernel
+# booted without a device tree (ATAGs); see run_image_case.
+IMAGE_CASES = ["rpi4_image_has_no_semihosting_trap", "rpi4_image_parks_every_core", "rpi4_atags_without_device_tree"]
+ATAGS_SPEC = {
+    "append": "ticks=3 workload=ring bogus=1", "exit": 0, "timeout": 60, "qemu_args": [], "expect_count": [
+        ("smp", re.compile(r"^core \d+ online el=1 mpidr=0x[0-9a-f]+$"))],
+    "expect": [re.compile(p) for p in (
+        r"^platform: no device tree; RAM and command line from ATAGs at 0x100, the rest from raspberry-pi-4 board defaults$",
+        r"^platform: ATAGs at 0x100 .* 4 cores, RAM 0x0\+960MiB, GICv2 dist=0xff841000 cpu=0xff842000, spin-table",
+        r"^bootargs: bogus=1 ignored", r"^config: .*ticks=3 .*workload=ring", r"^workload ring: ok", r"^report: ")],
+    "forbid": [re.compile(r"PANIC|did not come online")],
+}
+IMAGE_BOOTARGS = "ticks=3 workload=ring"
+IMAGE_TIMEOUT_S = 60
+# A parked machine: QEMU may use at most this share of one host CPU while every vCPU waits.
+PARKED_MAX_CPU_SHARE = 0.05
 HEADER = re.compile(r"^//!\s*qemu-test:\s*([a-z-]+)=(.*)$")
 
 
@@ -99,14 +140,43 @@ def build(release: bool, cargo_args):
     return executables
 
 
-def run_case(executable, config, spec, variant):
-    machine, cpu, smp = CONFIGS[config]
-    cmd = ["qemu-system-aarch64", "-M", machine, "-cpu", cpu, "-smp", str(smp), "-m", "128M",
-           "-nographic", "-semihosting", "-kernel", executable]
-    append = " ".join(part for part in (spec["append"], variant) if part)
-    if append:
-        cmd += ["-append", append]
-    cmd += spec["qemu_args"]
+def build_rpi4(names, release: bool, cargo_args):
+    """The raspi4b test kernels (flat images) and device tree: ({name: image}, dtb)."""
+    target_dir = rpi4.CARGO_TARGET_DIRS[True]
+    cmd = ["cargo", "test", "--no-run", "--message-format=json-render-diagnostics", "--features", "board-rpi4",
+           "--target-dir", str(target_dir), *[arg for name in names for arg in ("--test", name)], *cargo_args]
+    if release:
+        cmd.append("--release")
+    print("test-qemu: building for raspi4b:", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    if proc.returncode != 0:
+        sys.exit("test-qemu: raspi4b build failed")
+    images = {}
+    out_dir = ROOT / "target" / "rpi4-tests"
+    for line in proc.stdout.splitlines():
+        try:
+            msg = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and "test" in msg["target"]["kind"]:
+            name = msg["target"]["name"]
+            images[name] = str(rpi4.flat_binary(Path(msg["executable"]), out_dir / f"{name}.img"))
+    return images, str(rpi4.compile_dtb())
+
+
+def run_case(executable, config, spec, variant, dtb=None):
+    if config == RPI4_CONFIG:
+        smp = RPI4_SMP
+        append = " ".join(part for part in (spec["append"], variant) if part)
+        cmd = rpi4.qemu_command(executable, dtb, append) + spec["qemu_args"]
+    else:
+        machine, cpu, smp = CONFIGS[config]
+        cmd = ["qemu-system-aarch64", "-M", machine, "-cpu", cpu, "-smp", str(smp), "-m", "128M",
+               "-nographic", "-semihosting", "-kernel", executable]
+        append = " ".join(part for part in (spec["append"], variant) if part)
+        if append:
+            cmd += ["-append", append]
+        cmd += spec["qemu_args"]
     started = time.monotonic()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -137,6 +207,78 @@ def run_case(executable, config, spec, variant):
     return not problems, "; ".join(problems), output, elapsed
 
 
+def cpu_seconds(pid):
+    """User + system CPU time a process has used, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_image_case(name):
+    """The `make rpi4` image (no semihosting): returns (ok, why, output, elapsed)."""
+    started = time.monotonic()
+    log = []
+    if name == "rpi4_image_has_no_semihosting_trap":
+        # The shipped image must be clean; the semihosting build of the same kernel must be
+        # caught, or the check could not fail.
+        report = io.StringIO()
+        with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
+            board = rpi4.check(rpi4.IMAGE_DIR / "kernel8.img", rpi4.IMAGE_DIR / "beamcore.elf")
+            qemu = rpi4.check(rpi4.QEMU_DIR / "kernel8.img", rpi4.QEMU_DIR / "beamcore.elf", expect_trap=True)
+        problems = [why for ok, why in ((board, "kernel8.img holds a semihosting trap"),
+                                        (qemu, "the check misses the trap in the semihosting build")) if not ok]
+        if not problems:
+            report.write("test: kernel8.img holds no hlt #0xf000; the check finds the semihosting build's trap\n")
+        return not problems, "; ".join(problems), report.getvalue(), time.monotonic() - started
+    if name == "rpi4_atags_without_device_tree":
+        # The semihosting kernel of `make run BOARD=rpi4`, without -dtb: x0 = 0x100 (ATAGs).
+        ok, why, output, elapsed = run_case(str(rpi4.QEMU_DIR / "kernel8.img"), RPI4_CONFIG, ATAGS_SPEC, "", None)
+        if ok:
+            output += "test: without -dtb the ATAGs gave RAM and bootargs; 4 cores online, ring workload ok\n"
+        return ok, why, output, elapsed
+    # rpi4_image_parks_every_core: boot it, wait for the final line, then watch QEMU's CPU use
+    # for a second: with every vCPU parked in WFI (timer off, GIC interface closed) it is ~0.
+    cmd = rpi4.qemu_command(rpi4.IMAGE_DIR / "kernel8.img", rpi4.QEMU_DIR / "raspi4b.dtb", IMAGE_BOOTARGS,
+                            semihosting=False)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    reader = threading.Thread(target=lambda: log.extend(l.decode(errors="replace") for l in proc.stdout), daemon=True)
+    reader.start()
+    problems = []
+    try:
+        deadline = time.monotonic() + IMAGE_TIMEOUT_S
+        while not any(l.startswith("halted with status") for l in log):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                problems.append("no 'halted with status' line" + (" before the deadline" if proc.poll() is None
+                                                                  else f"; QEMU exited with {proc.returncode}"))
+                break
+            time.sleep(0.05)
+        if not problems:
+            time.sleep(0.5)
+            before, watched = cpu_seconds(proc.pid), time.monotonic()
+            time.sleep(1.0)
+            share = (cpu_seconds(proc.pid) - before) / (time.monotonic() - watched)
+            halted = next(l for l in log if l.startswith("halted with status")).strip()
+            if halted != f"halted with status 0; all {RPI4_SMP} cores parked":
+                problems.append(f"final line {halted!r}")
+            if share > PARKED_MAX_CPU_SHARE:
+                problems.append(f"QEMU still used {share:.0%} of a host CPU after the halt (at most "
+                                f"{PARKED_MAX_CPU_SHARE:.0%} when every core is parked)")
+            if proc.poll() is not None:
+                problems.append(f"QEMU exited ({proc.returncode}): something trapped instead of parking")
+            lines_at_halt = len(log)
+            if any("PANIC" in l for l in log):
+                problems.append("PANIC on the console")
+            if log and not log[-1].startswith("halted with status"):
+                problems.append(f"console went on after the final line: {log[-1].strip()!r}")
+            if not problems:
+                log.append(f"test: {halted}; QEMU used {share:.1%} of a host CPU in the second after; "
+                           f"nothing printed after it ({lines_at_halt} lines)\n")
+    finally:
+        proc.kill()
+        proc.wait()
+        reader.join(timeout=5)
+    return not problems, "; ".join(problems), "".join(log), time.monotonic() - started
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--test", action="append", default=[], help="run tests whose name contains this")
@@ -153,11 +295,15 @@ def main():
         if args.test and not any(t in name for t in args.test):
             continue
         spec = parse_header(source)
-        for config in spec["configs"]:
+        configs = spec["configs"] + ([RPI4_CONFIG] if name in RPI4_CASES else [])
+        for config in configs:
             if args.config and config not in args.config:
                 continue
-            for variant in spec["variants"]:
+            for variant in (RPI4_CASES[name] if config == RPI4_CONFIG else spec["variants"]):
                 cases.append((name, config, spec, variant))
+    for name in IMAGE_CASES:
+        if (not args.test or any(t in name for t in args.test)) and (not args.config or RPI4_CONFIG in args.config):
+            cases.append((name, RPI4_CONFIG, None, ""))
     if not cases:
         sys.exit("test-qemu: no test matches")
     if args.list:
@@ -165,15 +311,23 @@ def main():
             print(f"{name} @ {config}" + (f" [{variant}]" if variant else ""))
         return
 
-    executables = build(args.release, args.cargo_args)
+    virt_cases = [c for c in cases if c[1] != RPI4_CONFIG]
+    rpi4_tests = sorted({c[0] for c in cases if c[1] == RPI4_CONFIG and c[2] is not None})
+    executables = build(args.release, args.cargo_args) if virt_cases else {}
+    rpi4_images, dtb = build_rpi4(rpi4_tests, args.release, args.cargo_args) if rpi4_tests else ({}, None)
+    if any(c[2] is None for c in cases):
+        rpi4.build_image()
+        rpi4.build_qemu_image()
     passed = failed = 0
     failures = []
     for i, (name, config, spec, variant) in enumerate(cases, 1):
-        executable = executables.get(name)
-        if executable is None:
+        executable = (rpi4_images if config == RPI4_CONFIG else executables).get(name)
+        if spec is None:
+            ok, why, output, elapsed = run_image_case(name)
+        elif executable is None:
             ok, why, output, elapsed = False, "not built (missing [[test]] entry in Cargo.toml?)", "", 0.0
         else:
-            ok, why, output, elapsed = run_case(executable, config, spec, variant)
+            ok, why, output, elapsed = run_case(executable, config, spec, variant, dtb)
         tag = "PASS" if ok else "FAIL"
         label = f"{name} @ {config}" + (f" [{variant}]" if variant else "")
         print(f"[{i}/{len(cases)}] {tag} {label} ({elapsed:.1f}s){'' if ok else ': ' + why}", flush=True)

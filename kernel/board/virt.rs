@@ -16,6 +16,14 @@ pub fn device_tree_candidates(loader_x0: u64) -> [u64; 2] {
     [loader_x0, RAM_BASE]
 }
 
+/// Where ATAGs may be when there is no device tree: never on `virt` (x0 is 0 or a tree).
+pub fn atags_candidate(_loader_x0: u64) -> Option<u64> {
+    None
+}
+
+/// Routes the console UART to its pins: nothing to do on `virt`.
+pub fn init_uart_pins(_uart_base: usize) {}
+
 /// MMIO windows to map beyond the UART and GIC.
 pub fn extra_device_regions() -> &'static [Region] {
     &[]

@@ -11,6 +11,65 @@ pub const FDT_MAGIC: u32 = 0xd00d_feed;
 /// GICv3 redistributor frames: RD_base + SGI_base, 64 KiB each.
 const GICV3_DEFAULT_STRIDE: u64 = 0x2_0000;
 
+/// Structure-block tokens (Devicetree Specification 5.4.1).
+const FDT_BEGIN_NODE: u32 = 1;
+const FDT_END_NODE: u32 = 2;
+const FDT_PROP: u32 = 3;
+const FDT_NOP: u32 = 4;
+const FDT_END: u32 = 9;
+
+/// Removes the `FDT_NOP` tokens from the tree's structure block, in place, and shrinks the
+/// header's `size_dt_struct` to match.
+///
+/// Loaders that edit a tree with libfdt leave NOPs where they deleted or moved something
+/// (QEMU `raspi4b` after rewriting /memory, the Pi firmware after applying overlays), and the
+/// `fdt` crate stops looking for siblings at a NOP between nodes (and may panic at one inside
+/// a node). Without NOPs the tree means the same and the crate reads it whole.
+pub fn remove_nops(blob: &mut [u8]) -> Result<(), PlatformError> {
+    let bad = PlatformError::BadDeviceTree;
+    let header = |blob: &[u8], field: usize| -> Result<usize, PlatformError> {
+        let bytes = blob.get(field * 4..field * 4 + 4).ok_or(bad)?;
+        Ok(u32::from_be_bytes(bytes.try_into().map_err(|_| bad)?) as usize)
+    };
+    if header(blob, 0)? as u32 != FDT_MAGIC || header(blob, 5)? < 17 {
+        return Err(bad);
+    }
+    let (start, size) = (header(blob, 2)?, header(blob, 9)?);
+    let end = start.checked_add(size).filter(|&end| end <= blob.len()).ok_or(bad)?;
+    let token = |blob: &[u8], at: usize| -> Result<u32, PlatformError> {
+        let bytes = blob.get(at..at + 4).filter(|_| at + 4 <= end).ok_or(bad)?;
+        Ok(u32::from_be_bytes(bytes.try_into().map_err(|_| bad)?))
+    };
+    let align4 = |n: usize| (n + 3) & !3;
+    let (mut read, mut write) = (start, start);
+    loop {
+        let kind = token(blob, read)?;
+        let length = match kind {
+            FDT_BEGIN_NODE => {
+                let name = blob.get(read + 4..end).ok_or(bad)?;
+                let nul = name.iter().position(|&b| b == 0).ok_or(bad)?;
+                4 + align4(nul + 1)
+            }
+            FDT_END_NODE | FDT_NOP | FDT_END => 4,
+            FDT_PROP => 12 + align4(token(blob, read + 4)? as usize),
+            _ => return Err(bad),
+        };
+        if read + length > end {
+            return Err(bad);
+        }
+        if kind != FDT_NOP {
+            blob.copy_within(read..read + length, write);
+            write += length;
+        }
+        read += length;
+        if kind == FDT_END {
+            break;
+        }
+    }
+    blob[36..40].copy_from_slice(&((write - start) as u32).to_be_bytes());
+    Ok(())
+}
+
 /// Parses the tree in `blob`, found at physical `address`.
 pub fn from_device_tree(blob: &[u8], address: u64) -> Result<Platform, PlatformError> {
     let tree = Fdt::new(blob).map_err(|_| PlatformError::BadDeviceTree)?;
@@ -31,25 +90,22 @@ pub fn from_device_tree(blob: &[u8], address: u64) -> Result<Platform, PlatformE
     }
     read_cpus(&tree, &mut platform)?;
     read_memory(&tree, &mut platform)?;
-    if let Some(args) = tree.chosen().bootargs() {
+    // (Not `tree.chosen()`: it panics on a tree without /chosen.)
+    let bootargs = tree.find_node("/chosen").and_then(|chosen| chosen.property("bootargs")).and_then(|p| p.as_str());
+    if let Some(args) = bootargs {
         platform.bootargs_truncated = !push_truncated(&mut platform.bootargs, args.trim());
     }
     Ok(platform)
 }
 
 /// Appends as much of `text` as fits; false when it was cut.
-fn push_truncated<const N: usize>(out: &mut heapless::String<N>, text: &str) -> bool {
+pub(super) fn push_truncated<const N: usize>(out: &mut heapless::String<N>, text: &str) -> bool {
     for c in text.chars() {
         if out.push(c).is_err() {
             return false;
         }
     }
     true
-}
-
-fn first_reg(node: &FdtNode<'_, '_>, index: usize) -> Option<Region> {
-    let region = node.reg()?.nth(index)?;
-    Some(Region { base: region.starting_address as u64, bytes: region.size.unwrap_or(0) as u64 })
 }
 
 fn read_cpus(tree: &Fdt<'_>, platform: &mut Platform) -> Result<(), PlatformError> {
@@ -115,13 +171,17 @@ fn read_memory(tree: &Fdt<'_>, platform: &mut Platform) -> Result<(), PlatformEr
 }
 
 fn find_uart(tree: &Fdt<'_>) -> Result<Uart, PlatformError> {
-    let stdout = tree
-        .chosen()
-        .stdout()
-        .filter(|node| node.compatible().is_some_and(|c| c.all().any(|name| name == "arm,pl011")));
-    let node = stdout.or_else(|| tree.find_compatible(&["arm,pl011"])).ok_or(PlatformError::Missing("PL011 UART"))?;
-    let region = first_reg(&node, 0).ok_or(PlatformError::Missing("PL011 UART reg"))?;
-    let clock_hz = node
+    let is_pl011 = |node: &FdtNode<'_, '_>| node.compatible().is_some_and(|c| c.all().any(|name| name == "arm,pl011"));
+    // The console named by /chosen/stdout-path ("serial0:115200n8": an alias, then options),
+    // else the first enabled PL011, else the first PL011 at all.
+    let stdout = stdout_path(tree).and_then(|path| Located::at_path(tree, path)).filter(|found| is_pl011(&found.node));
+    let located = stdout
+        .or_else(|| Located::first(tree, &|node| is_pl011(node) && is_enabled(node)))
+        .or_else(|| Located::first(tree, &is_pl011))
+        .ok_or(PlatformError::Missing("PL011 UART"))?;
+    let region = located.reg(0).ok_or(PlatformError::Missing("PL011 UART reg"))?;
+    let clock_hz = located
+        .node
         .property("clocks")
         .and_then(|p| p.value.get(0..4))
         .and_then(|phandle| tree.find_phandle(u32::from_be_bytes(phandle.try_into().ok()?)))
@@ -131,30 +191,214 @@ fn find_uart(tree: &Fdt<'_>) -> Result<Uart, PlatformError> {
     Ok(Uart { region, clock_hz })
 }
 
+/// The node path /chosen/stdout-path names, aliases resolved and `:options` cut off.
+fn stdout_path<'a>(tree: &Fdt<'a>) -> Option<&'a str> {
+    let value = tree.find_node("/chosen")?.property("stdout-path")?.as_str()?;
+    let name = value.split(':').next()?;
+    if name.starts_with('/') { Some(name) } else { tree.aliases()?.resolve(name) }
+}
+
+/// False for a node whose `status` says it is not in use ("disabled", "fail", ...).
+fn is_enabled(node: &FdtNode<'_, '_>) -> bool {
+    node.property("status").and_then(|p| p.as_str()).is_none_or(|status| status == "okay" || status == "ok")
+}
+
 fn find_gic(tree: &Fdt<'_>) -> Result<GicDescription, PlatformError> {
-    if let Some(node) = tree.find_compatible(&["arm,gic-v3"]) {
-        let distributor = first_reg(&node, 0).ok_or(PlatformError::Missing("GICv3 distributor reg"))?;
-        let redistributors = first_reg(&node, 1).ok_or(PlatformError::Missing("GICv3 redistributor reg"))?;
-        let stride =
-            node.property("redistributor-stride").and_then(|p| p.as_usize()).map_or(GICV3_DEFAULT_STRIDE, |s| s as u64);
+    let compatible_with = |names: &'static [&'static str]| {
+        move |node: &FdtNode<'_, '_>| node.compatible().is_some_and(|c| c.all().any(|name| names.contains(&name)))
+    };
+    if let Some(located) = Located::first(tree, &compatible_with(&["arm,gic-v3"])) {
+        let distributor = located.reg(0).ok_or(PlatformError::Missing("GICv3 distributor reg"))?;
+        let redistributors = located.reg(1).ok_or(PlatformError::Missing("GICv3 redistributor reg"))?;
+        let stride = located
+            .node
+            .property("redistributor-stride")
+            .and_then(|p| p.as_usize())
+            .map_or(GICV3_DEFAULT_STRIDE, |s| s as u64);
         return Ok(GicDescription::V3 { distributor, redistributors, stride });
     }
-    let node = tree
-        .find_compatible(&["arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic"])
+    let located = Located::first(tree, &compatible_with(&["arm,gic-400", "arm,cortex-a15-gic", "arm,cortex-a9-gic"]))
         .ok_or(PlatformError::Missing("interrupt controller (GICv2 or GICv3)"))?;
-    let distributor = first_reg(&node, 0).ok_or(PlatformError::Missing("GICv2 distributor reg"))?;
-    let cpu_interface = first_reg(&node, 1).ok_or(PlatformError::Missing("GICv2 CPU interface reg"))?;
+    let distributor = located.reg(0).ok_or(PlatformError::Missing("GICv2 distributor reg"))?;
+    let cpu_interface = located.reg(1).ok_or(PlatformError::Missing("GICv2 CPU interface reg"))?;
     Ok(GicDescription::V2 { distributor, cpu_interface })
+}
+
+/// Deepest node nesting followed when searching the tree.
+const MAX_DEPTH: usize = 8;
+
+/// A node with the chain of its ancestors (root first), so its `reg` addresses can be
+/// translated through every enclosing bus's `ranges` into CPU physical addresses.
+///
+/// The Pi 4's tree needs this: its devices sit under `/soc`, whose `ranges` map bus addresses
+/// (PL011 at 0x7e20_1000, GIC-400 at 0x4004_1000) to the CPU's (0xfe20_1000, 0xff84_1000).
+struct Located<'b, 'a> {
+    node: FdtNode<'b, 'a>,
+    ancestors: heapless::Vec<FdtNode<'b, 'a>, MAX_DEPTH>,
+}
+
+impl<'b, 'a> Located<'b, 'a> {
+    /// The first node, depth first in tree order, for which `wanted` holds.
+    fn first(tree: &'b Fdt<'a>, wanted: &dyn Fn(&FdtNode<'b, 'a>) -> bool) -> Option<Self> {
+        fn search<'b, 'a>(
+            node: FdtNode<'b, 'a>,
+            ancestors: &mut heapless::Vec<FdtNode<'b, 'a>, MAX_DEPTH>,
+            wanted: &dyn Fn(&FdtNode<'b, 'a>) -> bool,
+        ) -> Option<Located<'b, 'a>> {
+            if wanted(&node) {
+                return Some(Located { node, ancestors: ancestors.clone() });
+            }
+            ancestors.push(node).ok()?;
+            let found = node.children().find_map(|child| search(child, ancestors, wanted));
+            ancestors.pop();
+            found
+        }
+        search(tree.find_node("/")?, &mut heapless::Vec::new(), wanted)
+    }
+
+    /// The node at an absolute `path` ("/soc/serial@7e201000"; a component without a unit
+    /// address matches the first child of that name).
+    fn at_path(tree: &'b Fdt<'a>, path: &str) -> Option<Self> {
+        let mut node = tree.find_node("/")?;
+        let mut ancestors = heapless::Vec::new();
+        for component in path.split('/').filter(|c| !c.is_empty()) {
+            let child = node.children().find(|child| {
+                child.name == component || (!component.contains('@') && child.name.split('@').next() == Some(component))
+            })?;
+            ancestors.push(node).ok()?;
+            node = child;
+        }
+        Some(Located { node, ancestors })
+    }
+
+    /// Entry `index` of the node's `reg`, translated to a CPU physical address.
+    fn reg(&self, index: usize) -> Option<Region> {
+        let parent = self.ancestors.last()?;
+        let (address_cells, size_cells) = (address_cells(parent), size_cells(parent));
+        let entry_bytes = (address_cells + size_cells) * 4;
+        let reg = self.node.property("reg")?.value;
+        let entry = reg.get(index * entry_bytes..(index + 1) * entry_bytes)?;
+        let address = read_cells(&entry[..address_cells * 4])?;
+        let bytes = read_cells(&entry[address_cells * 4..])?;
+        Some(Region { base: self.translate(address)?, bytes })
+    }
+
+    /// Translates a bus address of this node's parent bus up through every enclosing `ranges`.
+    /// A bus without `ranges` is taken as identity-mapped (simple trees leave it out); an
+    /// address outside every window of a non-empty `ranges` has no CPU address.
+    fn translate(&self, mut address: u64) -> Option<u64> {
+        for level in (1..self.ancestors.len()).rev() {
+            let (bus, outer) = (&self.ancestors[level], &self.ancestors[level - 1]);
+            let Some(ranges) = bus.property("ranges") else { continue };
+            if ranges.value.is_empty() {
+                continue;
+            }
+            let (child_cells, parent_cells, length_cells) = (address_cells(bus), address_cells(outer), size_cells(bus));
+            let entry_bytes = (child_cells + parent_cells + length_cells) * 4;
+            if entry_bytes == 0 {
+                return None;
+            }
+            address = ranges.value.chunks_exact(entry_bytes).find_map(|entry| {
+                let (child, rest) = entry.split_at(child_cells * 4);
+                let (parent, length) = rest.split_at(parent_cells * 4);
+                let (child, parent, length) = (read_cells(child)?, read_cells(parent)?, read_cells(length)?);
+                let offset = address.checked_sub(child).filter(|&offset| offset < length)?;
+                parent.checked_add(offset)
+            })?;
+        }
+        Some(address)
+    }
+}
+
+/// `#address-cells` of a node (for its children); 2 when absent, as the specification says.
+fn address_cells(node: &FdtNode<'_, '_>) -> usize {
+    cell_count(node, "#address-cells").unwrap_or(2)
+}
+
+/// `#size-cells` of a node (for its children); 1 when absent.
+fn size_cells(node: &FdtNode<'_, '_>) -> usize {
+    cell_count(node, "#size-cells").unwrap_or(1)
+}
+
+fn cell_count(node: &FdtNode<'_, '_>, name: &str) -> Option<usize> {
+    let value = node.property(name)?.value;
+    Some(u32::from_be_bytes(value.try_into().ok()?) as usize)
+}
+
+/// A big-endian number of 0, 1 or 2 cells (more do not fit a CPU address: `None`).
+fn read_cells(bytes: &[u8]) -> Option<u64> {
+    match bytes.len() {
+        0 => Some(0),
+        4 => Some(u64::from(u32::from_be_bytes(bytes.try_into().ok()?))),
+        8 => Some(u64::from_be_bytes(bytes.try_into().ok()?)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn load(name: &str) -> Platform {
+    fn blob(name: &str) -> Vec<u8> {
         let path = format!("{}/tests/data/{name}.dtb", env!("CARGO_MANIFEST_DIR"));
-        let blob = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// As the kernel reads a tree: NOPs removed in place, then parsed.
+    fn load(name: &str) -> Platform {
+        let mut blob = blob(name);
+        remove_nops(&mut blob).unwrap();
         from_device_tree(&blob, 0x4000_0000).unwrap()
+    }
+
+    /// The structure block's tokens, walked as `remove_nops` does.
+    fn tokens(blob: &[u8]) -> Vec<u32> {
+        let word = |at: usize| u32::from_be_bytes(blob[at..at + 4].try_into().unwrap()) as usize;
+        let (mut at, end) = (word(8), word(8) + word(36));
+        let mut tokens = Vec::new();
+        while at < end {
+            let token = word(at) as u32;
+            tokens.push(token);
+            at += match token {
+                FDT_BEGIN_NODE => 4 + (blob[at + 4..].iter().position(|&b| b == 0).unwrap() + 1).next_multiple_of(4),
+                FDT_PROP => 12 + word(at + 4).next_multiple_of(4),
+                FDT_END => break,
+                _ => 4,
+            };
+        }
+        tokens
+    }
+
+    #[test]
+    fn nops_are_removed_and_nothing_else_changes() {
+        let mut raw = blob("raspi4b-qemu");
+        let before = tokens(&raw);
+        assert!(before.contains(&FDT_NOP), "QEMU's raspi4b tree is expected to carry NOPs");
+        remove_nops(&mut raw).unwrap();
+        let after = tokens(&raw);
+        assert_eq!(after, before.iter().copied().filter(|&t| t != FDT_NOP).collect::<Vec<_>>());
+        assert_eq!(after.last(), Some(&FDT_END));
+        let once = raw.clone();
+        remove_nops(&mut raw).unwrap();
+        assert_eq!(raw, once, "removing NOPs twice changes nothing more");
+        // Trees without NOPs are left byte for byte as they were.
+        let mut virt = blob("virt-a72-smp4");
+        let original = virt.clone();
+        remove_nops(&mut virt).unwrap();
+        assert_eq!(virt, original);
+    }
+
+    #[test]
+    fn remove_nops_rejects_damaged_trees() {
+        assert_eq!(remove_nops(&mut [0u8; 64]), Err(PlatformError::BadDeviceTree));
+        let mut cut = blob("raspi4b-qemu");
+        let header_end = 40;
+        cut.truncate(header_end + 100);
+        assert_eq!(remove_nops(&mut cut), Err(PlatformError::BadDeviceTree));
+        let mut bad_token = blob("virt-a72-smp4");
+        let start = u32::from_be_bytes(bad_token[8..12].try_into().unwrap()) as usize;
+        bad_token[start..start + 4].copy_from_slice(&7u32.to_be_bytes());
+        assert_eq!(remove_nops(&mut bad_token), Err(PlatformError::BadDeviceTree));
     }
 
     #[test]
@@ -192,6 +436,79 @@ mod tests {
         assert_eq!(p.enable_method, EnableMethod::Psci(PsciConduit::Smc));
         assert_eq!(p.bootargs.as_str(), "ticks=5 bogus");
         assert!(!p.bootargs_truncated);
+    }
+
+    #[test]
+    fn raspi4b_tree_translates_soc_addresses() {
+        let p = load("raspi4b-qemu");
+        assert_eq!(
+            p.cpus.iter().map(|c| (c.mpidr, c.release_address)).collect::<Vec<_>>(),
+            vec![(0, Some(0xd8)), (1, Some(0xe0)), (2, Some(0xe8)), (3, Some(0xf0))]
+        );
+        assert_eq!(p.enable_method, EnableMethod::SpinTable);
+        assert_eq!(p.memory.as_slice(), &[Region { base: 0, bytes: 960 << 20 }]);
+        assert_eq!(p.uart, Uart { region: Region { base: 0xfe20_1000, bytes: 0x200 }, clock_hz: Some(48_000_000) });
+        assert_eq!(
+            p.gic,
+            GicDescription::V2 {
+                distributor: Region { base: 0xff84_1000, bytes: 0x1000 },
+                cpu_interface: Region { base: 0xff84_2000, bytes: 0x2000 },
+            }
+        );
+        assert_eq!(p.bootargs.as_str(), "ticks=5");
+    }
+
+    #[test]
+    fn pi4_firmware_tree() {
+        let p = load("rpi4-firmware-like");
+        assert_eq!(p.cpus.len(), 4);
+        assert_eq!(p.cpus[3].release_address, Some(0xf0));
+        assert_eq!(p.enable_method, EnableMethod::SpinTable);
+        assert_eq!(
+            p.memory.as_slice(),
+            &[
+                Region { base: 0, bytes: 0x3b40_0000 },
+                Region { base: 0x4000_0000, bytes: 0xbc00_0000 },
+                Region { base: 0x1_0000_0000, bytes: 0x8000_0000 },
+                Region { base: 0x1_8000_0000, bytes: 0x8000_0000 },
+            ]
+        );
+        // stdout is the mini UART: the enabled PL011 (UART0) is used, at its CPU address; the
+        // clock manager gives no frequency, so the board default applies.
+        assert_eq!(p.uart, Uart { region: Region { base: 0xfe20_1000, bytes: 0x200 }, clock_hz: None });
+        assert_eq!(
+            p.gic,
+            GicDescription::V2 {
+                distributor: Region { base: 0xff84_1000, bytes: 0x1000 },
+                cpu_interface: Region { base: 0xff84_2000, bytes: 0x2000 },
+            }
+        );
+        assert!(p.bootargs.ends_with("workload=fib strategy=p2c"));
+    }
+
+    #[test]
+    fn stdout_path_alias_with_options_picks_that_uart() {
+        // raspi4b-qemu's stdout-path is "serial0:115200n8" -> /soc/serial@7e201000.
+        let mut raw = blob("raspi4b-qemu");
+        remove_nops(&mut raw).unwrap();
+        let tree = Fdt::new(&raw).unwrap();
+        assert_eq!(stdout_path(&tree), Some("/soc/serial@7e201000"));
+        let located = Located::at_path(&tree, "/soc/serial@7e201000").unwrap();
+        assert_eq!(located.ancestors.len(), 2);
+        assert_eq!(located.reg(0), Some(Region { base: 0xfe20_1000, bytes: 0x200 }));
+        assert!(Located::at_path(&tree, "/soc/serial@7e999999").is_none());
+    }
+
+    #[test]
+    fn addresses_outside_every_range_do_not_translate() {
+        let mut raw = blob("raspi4b-qemu");
+        remove_nops(&mut raw).unwrap();
+        let tree = Fdt::new(&raw).unwrap();
+        let located = Located::at_path(&tree, "/soc/serial@7e201000").unwrap();
+        assert_eq!(located.translate(0x7e00_0000), Some(0xfe00_0000));
+        assert_eq!(located.translate(0x7f80_0000), None, "just past the first window");
+        assert_eq!(located.translate(0x407f_ffff), Some(0xffff_ffff));
+        assert_eq!(located.translate(0x1000), None);
     }
 
     #[test]

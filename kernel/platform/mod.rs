@@ -1,5 +1,7 @@
 //! What the machine is: cores, memory, console UART, interrupt controller, PSCI conduit and the
-//! kernel command line, discovered from the flattened device tree or taken from board defaults.
+//! kernel command line, discovered from the flattened device tree or taken from board defaults
+//! (with RAM and command line from ATAGs where a loader passes those instead: QEMU `raspi4b`
+//! without `-dtb`).
 //!
 //! Parsing is pure (it reads a byte slice) and is tested on the host against device trees
 //! dumped from QEMU (`tests/data/*.dtb`). The kernel copies everything it needs out of the
@@ -7,11 +9,12 @@
 
 #![forbid(unsafe_code)]
 
+pub mod atags;
 mod fdt_parse;
 
 use core::fmt;
 
-pub use fdt_parse::{FDT_MAGIC, from_device_tree};
+pub use fdt_parse::{FDT_MAGIC, from_device_tree, remove_nops};
 
 use crate::mm::layout::MAX_CORES;
 
@@ -60,7 +63,13 @@ pub enum EnableMethod {
 /// Where the description came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
-    DeviceTree { address: u64 },
+    DeviceTree {
+        address: u64,
+    },
+    /// RAM and command line from an ATAG list at `address`, the rest from board defaults.
+    Atags {
+        address: u64,
+    },
     BoardDefaults,
 }
 
@@ -104,6 +113,20 @@ impl Platform {
         self.memory.iter().copied().find(|r| (r.base..r.end()).contains(&address))
     }
 
+    /// Takes the RAM banks (when the list has any) and the command line from an ATAG list
+    /// found at `address`; everything else stays as it is (the board defaults).
+    pub fn apply_boot_tags(&mut self, tags: &atags::BootTags<'_>, address: u64) {
+        self.source = Source::Atags { address };
+        if !tags.memory.is_empty() {
+            self.memory = tags.memory.clone();
+            self.memory.sort_unstable_by_key(|r| r.base);
+        }
+        if let Some(cmdline) = tags.cmdline {
+            self.bootargs.clear();
+            self.bootargs_truncated = !fdt_parse::push_truncated(&mut self.bootargs, cmdline.trim());
+        }
+    }
+
     /// Total RAM in bytes.
     pub fn memory_bytes(&self) -> u64 {
         self.memory.iter().map(|r| r.bytes).sum()
@@ -114,6 +137,7 @@ impl fmt::Display for Platform {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.source {
             Source::DeviceTree { address } => write!(f, "device tree at {address:#x}")?,
+            Source::Atags { address } => write!(f, "ATAGs at {address:#x} (RAM, command line) and board defaults")?,
             Source::BoardDefaults => write!(f, "board defaults")?,
         }
         write!(f, ", model \"{}\", {} cores", self.model, self.cpus.len())?;

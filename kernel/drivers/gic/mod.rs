@@ -98,6 +98,15 @@ impl Gic {
         }
     }
 
+    /// Stops the calling core's CPU interface from signalling any interrupt, for a core that is
+    /// parking for good: a pending interrupt would otherwise end every WFI at once.
+    pub fn disable_this_core(&self) {
+        match self {
+            Gic::V2(gic) => gic.disable_this_core(),
+            Gic::V3(gic) => gic.disable_this_core(),
+        }
+    }
+
     /// Enables a private interrupt (SGI or PPI, INTID < 32) on the calling core.
     pub fn enable_private(&self, intid: u32) {
         debug_assert!(intid < 32);

@@ -114,6 +114,11 @@ impl GicV2 {
         Ok(())
     }
 
+    pub(super) fn disable_this_core(&self) {
+        // The CPU interface is banked per core: this core's only.
+        self.cpu.ctlr.set(0);
+    }
+
     pub(super) fn enable_private(&self, intid: u32) {
         self.distributor.isenabler[0].set(1 << intid);
     }

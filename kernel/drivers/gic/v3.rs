@@ -186,6 +186,11 @@ impl GicV3 {
         Ok(())
     }
 
+    pub(super) fn disable_this_core(&self) {
+        // SAFETY: clearing this core's group-1 enable only stops interrupts reaching this core.
+        unsafe { core::arch::asm!("msr icc_igrpen1_el1, xzr", "isb", options(nostack, preserves_flags)) };
+    }
+
     pub(super) fn enable_private(&self, intid: u32) {
         self.this_core().isenabler0.set(1 << intid);
     }
