@@ -199,6 +199,31 @@ fn on_ping(me: &PerCore) {
     }
 }
 
+/// Counter value after which core 0's tick declares the run stuck (0 = no watchdog).
+static WATCHDOG_AT: AtomicU64 = AtomicU64::new(0);
+
+/// Arms the watchdog: if the run is still going `seconds` from now, core 0 prints every core's
+/// scheduler state and panics (a hung test then says where it hung).
+pub fn arm_watchdog(seconds: u64) {
+    WATCHDOG_AT.store(cpu::counter() + seconds * cpu::counter_frequency(), Ordering::Relaxed);
+}
+
+fn check_watchdog(frame: &TrapFrame) {
+    let at = WATCHDOG_AT.load(Ordering::Relaxed);
+    if at != 0 && cpu::counter() > at {
+        WATCHDOG_AT.store(0, Ordering::Relaxed);
+        crate::println!(
+            "watchdog: core 0 was at ELR={:#x} LR={:#x} SPSR={:#x} ({})",
+            frame.elr,
+            frame.x[30],
+            frame.spsr,
+            if crate::arch::context::interrupted_process(frame) { "a process" } else { "the kernel" }
+        );
+        crate::sched::debug_dump();
+        panic!("watchdog: the run made no end within its deadline");
+    }
+}
+
 /// The IRQ handler (called from the exception vector with IRQs masked).
 pub fn handle_irq(_frame: &mut TrapFrame) {
     let me = &CORES[cpu::core_id()];
@@ -208,6 +233,9 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
             timer::TIMER_INTID => {
                 me.ticks.fetch_add(1, Ordering::Relaxed);
                 timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
+                if cpu::core_id() == 0 {
+                    check_watchdog(_frame);
+                }
                 // May end the running process's slice: the frame then returns to the scheduler.
                 crate::sched::on_tick(_frame);
             }

@@ -55,6 +55,12 @@ pub struct Outcome {
     pub processes: u64,
 }
 
+/// Credits `units` of work to the running core without doing any (for workloads whose work is
+/// their own computation).
+fn credit(units: u64) {
+    WORK[cpu::core_id()].fetch_add(units, Ordering::Relaxed);
+}
+
 /// Runs `workload` from the calling process (the program's main) and returns once every
 /// process it started has ended (so the scheduler's counters are final).
 pub fn run(workload: Workload) -> Outcome {
@@ -64,6 +70,10 @@ pub fn run(workload: Workload) -> Outcome {
         Workload::Fib => fib(16),
         Workload::Ring => ring(1000, 20),
         Workload::Mixed => mixed(200, 30),
+        Workload::Nqueens => nqueens(10),
+        Workload::Uts => uts(400, 4, 20),
+        Workload::Bang => bang(100, 100),
+        Workload::Big => big(100),
     };
     while sched::process_count() > baseline {
         sched::yield_now();
@@ -338,4 +348,247 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
         outcome.detail,
         max / mean
     ))
+}
+
+/// Counts the N-queens solutions below a board state (bitmask backtracking); returns the
+/// count and the number of nodes visited.
+fn queens_below(n: u32, columns: u32, left: u32, right: u32) -> (u64, u64) {
+    let full = (1u32 << n) - 1;
+    if columns == full {
+        return (1, 1);
+    }
+    let (mut solutions, mut nodes) = (0, 1);
+    let mut free = full & !(columns | left | right);
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free &= free - 1;
+        let (s, k) = queens_below(n, columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1);
+        solutions += s;
+        nodes += k;
+    }
+    (solutions, nodes)
+}
+
+/// N-queens on an `n` x `n` board: one process per legal placement of the first two queens,
+/// all spawned on core 0; the solutions must add up to the known count.
+pub fn nqueens(n: u32) -> Outcome {
+    const KNOWN: [u64; 13] = [1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200];
+    let me = sched::self_pid().expect("run from a process");
+    let full = (1u32 << n) - 1;
+    let mut processes = 0u64;
+    for first in 0..n {
+        let (c1, l1, r1) = (1u32 << first, ((1u32 << first) << 1) & full, (1u32 << first) >> 1);
+        for second in 0..n {
+            let bit = 1u32 << second;
+            if (c1 | l1 | r1) & bit != 0 {
+                continue;
+            }
+            let (c2, l2, r2) = (c1 | bit, ((l1 | bit) << 1) & full, (r1 | bit) >> 1);
+            let options = SpawnOptions::default().stack_bytes(8192).on_core(0);
+            let spawned = sched::spawn_with(options, move || {
+                let (solutions, nodes) = queens_below(n, c2, l2, r2);
+                credit(nodes / 16 + 1);
+                let _ = sched::send(me, Message::Word(solutions));
+            });
+            if let Err(error) = spawned {
+                return Outcome { ok: false, detail: format!("spawn: {error}"), processes };
+            }
+            processes += 1;
+        }
+    }
+    let total = match collect_words(processes as usize) {
+        Ok(counts) => counts.iter().sum::<u64>(),
+        Err(why) => return Outcome { ok: false, detail: why, processes },
+    };
+    let expected = KNOWN.get(n as usize).copied().unwrap_or(u64::MAX);
+    Outcome {
+        ok: total == expected,
+        detail: format!("{n}-queens: {total} solutions (expected {expected}) from {processes} processes"),
+        processes,
+    }
+}
+
+/// A node's number of children in the binomial unbalanced tree: `children` with probability
+/// `percent`%, else none, decided by a hash of the node's id (so the tree is the same every run).
+fn uts_children(id: u64, children: u64, percent: u64) -> u64 {
+    let mut x = id.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    if x % 100 < percent { children } else { 0 }
+}
+
+fn uts_child_id(parent: u64, index: u64) -> u64 {
+    parent.wrapping_mul(31).wrapping_add(index + 1).rotate_left(17) ^ parent
+}
+
+/// Counts the subtree below `id` sequentially (the reference answer).
+fn uts_count(id: u64, children: u64, percent: u64, depth: u32) -> u64 {
+    if depth > 64 {
+        return 1;
+    }
+    let n = uts_children(id, children, percent);
+    1 + (0..n).map(|i| uts_count(uts_child_id(id, i), children, percent, depth + 1)).sum::<u64>()
+}
+
+/// Unbalanced tree search, binomial: a root with `root_children`, every other node with
+/// `children` children at `percent`% probability. One process per node (each spawns its
+/// children on its own core and sums their counts); the total must equal a sequential count.
+pub fn uts(root_children: u64, children: u64, percent: u64) -> Outcome {
+    static NODES: AtomicU64 = AtomicU64::new(0);
+    fn node(id: u64, kids: u64, children: u64, percent: u64, depth: u32, parent: Pid) {
+        unit(None);
+        let me = sched::self_pid().expect("a process");
+        let mut spawned = 0;
+        let mut local = 0;
+        for i in 0..kids {
+            let child = uts_child_id(id, i);
+            let grandchildren = if depth >= 64 { 0 } else { uts_children(child, children, percent) };
+            let options = SpawnOptions::default().stack_bytes(4096);
+            match sched::spawn_with(options, move || node(child, grandchildren, children, percent, depth + 1, me)) {
+                Ok(_) => {
+                    NODES.fetch_add(1, Ordering::Relaxed);
+                    spawned += 1;
+                }
+                // No memory for another process: count that subtree here instead.
+                Err(_) => local += uts_count(child, children, percent, depth + 1),
+            }
+        }
+        let mut total = 1 + local;
+        for _ in 0..spawned {
+            if let Message::Word(count) = sched::receive() {
+                total += count;
+            }
+        }
+        let _ = sched::send(parent, Message::Word(total));
+    }
+    let me = sched::self_pid().expect("run from a process");
+    let expected = 1 + (0..root_children).map(|i| uts_count(uts_child_id(0, i), children, percent, 1)).sum::<u64>();
+    NODES.store(1, Ordering::Relaxed);
+    let options = SpawnOptions::default().stack_bytes(8192).on_core(0);
+    if let Err(error) = sched::spawn_with(options, move || node(0, root_children, children, percent, 0, me)) {
+        return Outcome { ok: false, detail: format!("spawn root: {error}"), processes: 0 };
+    }
+    let processes = NODES.load(Ordering::Relaxed);
+    match sched::receive_timeout(120_000_000) {
+        Some(Message::Word(total)) => Outcome {
+            ok: total == expected,
+            detail: format!("binomial tree of {total} nodes (sequential count {expected})"),
+            processes: NODES.load(Ordering::Relaxed),
+        },
+        other => Outcome { ok: false, detail: format!("uts: got {other:?}, expected {expected}"), processes },
+    }
+}
+
+/// Erlang's "bang": `senders` processes (spread over the cores) each send `messages` numbered
+/// messages to one receiver, which checks that each sender's arrive in order and none is lost.
+pub fn bang(senders: u64, messages: u64) -> Outcome {
+    let me = sched::self_pid().expect("run from a process");
+    let cores = smp::cores_online();
+    let receiver = sched::spawn_with(SpawnOptions::default().on_core(0), move || {
+        let mut next = alloc::vec![0u64; senders as usize];
+        let mut disorder = 0u64;
+        for _ in 0..senders * messages {
+            if let Message::Word(word) = sched::receive() {
+                let (sender, sequence) = ((word >> 32) as usize, word & 0xffff_ffff);
+                if sender >= next.len() || next[sender] != sequence {
+                    disorder += 1;
+                } else {
+                    next[sender] += 1;
+                }
+            }
+        }
+        credit(senders * messages / 16);
+        let _ = sched::send(me, Message::Word(disorder));
+    });
+    let receiver = match receiver {
+        Ok(pid) => pid,
+        Err(error) => return Outcome { ok: false, detail: format!("spawn receiver: {error}"), processes: 0 },
+    };
+    for sender in 0..senders {
+        let options = SpawnOptions::default().stack_bytes(4096).on_core(sender as usize % cores);
+        let spawned = sched::spawn_with(options, move || {
+            for sequence in 0..messages {
+                let _ = sched::send(receiver, Message::Word(sender << 32 | sequence));
+            }
+            credit(messages / 16);
+        });
+        if let Err(error) = spawned {
+            return Outcome { ok: false, detail: format!("spawn sender {sender}: {error}"), processes: sender + 1 };
+        }
+    }
+    let processes = senders + 1;
+    match sched::receive_timeout(120_000_000) {
+        Some(Message::Word(0)) => Outcome {
+            ok: true,
+            detail: format!("{} messages from {senders} senders, each sender's in order", senders * messages),
+            processes,
+        },
+        other => Outcome { ok: false, detail: format!("bang: out of order or lost: {other:?}"), processes },
+    }
+}
+
+/// Erlang's "big": `n` processes (spread over the cores) each ping every other and answer every
+/// ping with a pong; each must get exactly n - 1 pongs.
+pub fn big(n: u64) -> Outcome {
+    const PING: u64 = 1 << 63;
+    let me = sched::self_pid().expect("run from a process");
+    let cores = smp::cores_online();
+    let mut pids: Vec<Pid> = Vec::new();
+    for i in 0..n {
+        let options = SpawnOptions::default().stack_bytes(8192).on_core(i as usize % cores);
+        let member = move || {
+            // Pings from faster peers may arrive before the list of peers: keep them.
+            let mut early: Vec<u64> = Vec::new();
+            let all = loop {
+                match sched::receive() {
+                    Message::Boxed(all) => match all.downcast::<Vec<Pid>>() {
+                        Ok(all) => break all,
+                        Err(_) => return,
+                    },
+                    Message::Word(word) => early.push(word),
+                    _ => {}
+                }
+            };
+            for (j, &peer) in all.iter().enumerate() {
+                if j as u64 != i {
+                    let _ = sched::send(peer, Message::Word(PING | i));
+                }
+            }
+            let (mut pongs, mut pings) = (0, 0);
+            for word in early {
+                // Only pings can come before we have pinged anyone.
+                pings += 1;
+                let _ = sched::send(all[(word & !PING) as usize], Message::Word(i));
+            }
+            while pongs < n - 1 || pings < n - 1 {
+                match sched::receive() {
+                    Message::Word(word) if word & PING != 0 => {
+                        pings += 1;
+                        let _ = sched::send(all[(word & !PING) as usize], Message::Word(i));
+                    }
+                    Message::Word(_) => pongs += 1,
+                    _ => {}
+                }
+            }
+            credit(2 * (n - 1) / 8);
+            let _ = sched::send(me, Message::Word(pongs));
+        };
+        match sched::spawn_with(options, member) {
+            Ok(pid) => pids.push(pid),
+            Err(error) => return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i },
+        }
+    }
+    for &pid in &pids {
+        let _ = sched::send(pid, Message::Boxed(Box::new(pids.clone())));
+    }
+    match collect_words(n as usize) {
+        Ok(pongs) if pongs.iter().all(|&p| p == n - 1) => Outcome {
+            ok: true,
+            detail: format!("{n} processes, {} pings and as many pongs", n * (n - 1)),
+            processes: n,
+        },
+        Ok(pongs) => Outcome { ok: false, detail: format!("pong counts {pongs:?}"), processes: n },
+        Err(why) => Outcome { ok: false, detail: why, processes: n },
+    }
 }

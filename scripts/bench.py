@@ -40,7 +40,14 @@ HOST_SUITES = {
 }
 
 
+# The other workloads, once each on 4 cores with the default strategy.
+EXTRA_WORKLOADS = ["ring", "mixed", "nqueens", "uts", "bang", "big"]
+
+
 def balance_runs():
+    for workload in EXTRA_WORKLOADS:
+        args = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4", "-icount", "shift=0,sleep=off"]
+        yield 4, workload, "load", qemu_command("beamcore", args, f"workload={workload} strategy=load")
     for cores in BALANCE_CORES:
         for workload in BALANCE_WORKLOADS:
             for strategy in BALANCE_STRATEGIES if cores > 1 else ["load"]:

@@ -47,10 +47,27 @@ pub enum Workload {
     Ring,
     /// All four priorities, some processes bound to cores.
     Mixed,
+    /// N-queens: one process per placement of the first two queens; counts the solutions.
+    Nqueens,
+    /// Unbalanced tree search (binomial): a process per tree node, counting the nodes.
+    Uts,
+    /// Many senders, one receiver (Erlang's "bang" benchmark).
+    Bang,
+    /// All-to-all ping-pong among many processes (Erlang's "big" benchmark).
+    Big,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 4] = [Workload::Imbalanced, Workload::Fib, Workload::Ring, Workload::Mixed];
+    pub const ALL: [Workload; 8] = [
+        Workload::Imbalanced,
+        Workload::Fib,
+        Workload::Ring,
+        Workload::Mixed,
+        Workload::Nqueens,
+        Workload::Uts,
+        Workload::Bang,
+        Workload::Big,
+    ];
 
     pub fn name(self) -> &'static str {
         WORKLOADS[self as usize]
@@ -187,7 +204,7 @@ const fn choice(key: &'static str, names: &'static [&'static str], apply: fn(&mu
 
 const ON_OFF: &[&str] = &["off", "on"];
 const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
-const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed"];
+const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big"];
 
 const SETTINGS: &[Setting] = &[
     number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),

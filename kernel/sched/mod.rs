@@ -30,7 +30,7 @@ pub use process::{
     SpawnOptions,
 };
 #[cfg(target_os = "none")]
-pub use scheduler::{CoreStats, LATENCY_BUCKETS, balance_config, max_migrations_seen};
+pub use scheduler::{CoreStats, LATENCY_BUCKETS, balance_config, debug_dump, max_migrations_seen};
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::{init_global, init_this_core, on_process_fault, on_tick, run_loop};
 

@@ -206,7 +206,7 @@ impl fmt::Display for SendError {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum State {
+pub enum State {
     /// The slot holds no process.
     Free,
     /// Running, or in exactly one run queue or inbox (or about to be). Other cores only

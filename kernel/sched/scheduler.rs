@@ -896,3 +896,43 @@ pub(crate) fn admit(core: usize, slot: u32) {
     cpu::irq_restore(irq);
     make_runnable(slot);
 }
+
+/// Prints what every core's scheduler holds and the state of live processes: for diagnosing a
+/// run that stopped making progress (called by the watchdog before it panics).
+pub fn debug_dump() {
+    let cores = smp::cores_online();
+    for core in 0..cores {
+        let scheduler = &SCHEDULERS[core];
+        let runnable: [usize; 4] = core::array::from_fn(|p| scheduler.runnable[p].load(Ordering::Relaxed));
+        let stealable: usize = scheduler.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum());
+        crate::println!(
+            "watchdog: core {core}: runnable {runnable:?} stealable {stealable} inbox {} sleeping {} executed {}",
+            scheduler.inbox_len.load(Ordering::Relaxed),
+            scheduler.sleeping.load(Ordering::Relaxed),
+            scheduler.stats.executed.load(Ordering::Relaxed),
+        );
+    }
+    let mut shown = 0;
+    for index in 0..process::MAX_PROCESSES as u32 {
+        let process = process::slot(index);
+        let Some(shared) = process.shared.try_lock_for(1000) else {
+            crate::println!("watchdog: process slot {index}: lock held");
+            continue;
+        };
+        if shared.state == State::Free {
+            continue;
+        }
+        if shown < 24 {
+            crate::println!(
+                "watchdog: process <{index}.{}> {:?} on core {} mailbox {}",
+                shared.generation,
+                shared.state,
+                process.core.load(Ordering::Relaxed),
+                shared.mailbox.len()
+            );
+        }
+        shown += 1;
+    }
+    crate::println!("watchdog: {shown} live processes");
+    trace::dump();
+}

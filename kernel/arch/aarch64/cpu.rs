@@ -40,26 +40,32 @@ pub fn mmu_and_caches_on() -> bool {
 pub struct IrqState(u64);
 
 /// Masks IRQs on this core and returns the previous mask state.
+///
+/// Masking and unmasking are compiler memory barriers (no `nomem`): the accesses they protect
+/// must not be moved across them. (An interrupt handler touches the same per-core data; with
+/// `nomem` the compiler was free to hoist a store above the mask, where the timer could see a
+/// half-made decision — the cause of a lost process, found by the watchdog.)
 #[inline(always)]
 pub fn irq_save() -> IrqState {
-    let state = IrqState(DAIF.get());
-    // SAFETY: setting PSTATE.I only masks interrupts on this core; no memory is touched.
-    unsafe { core::arch::asm!("msr daifset, #2", options(nomem, nostack, preserves_flags)) };
-    state
+    let daif: u64;
+    // SAFETY: reads DAIF, then sets PSTATE.I: only masks interrupts on this core.
+    unsafe { core::arch::asm!("mrs {}, daif", "msr daifset, #2", out(reg) daif, options(nostack, preserves_flags)) };
+    IrqState(daif)
 }
 
-/// Restores the mask state returned by [`irq_save`].
+/// Restores the mask state returned by [`irq_save`] (a compiler memory barrier, as there).
 #[inline(always)]
 pub fn irq_restore(state: IrqState) {
-    DAIF.set(state.0);
+    // SAFETY: writes back a DAIF value read by `irq_save` on this core.
+    unsafe { core::arch::asm!("msr daif, {}", in(reg) state.0, options(nostack, preserves_flags)) };
 }
 
-/// Unmasks IRQs on this core.
+/// Unmasks IRQs on this core (a compiler memory barrier, as [`irq_save`]).
 #[inline(always)]
 pub fn irq_enable() {
     // SAFETY: clearing PSTATE.I lets this core take interrupts; handlers are installed before
     // any core calls this.
-    unsafe { core::arch::asm!("msr daifclr, #2", options(nomem, nostack, preserves_flags)) };
+    unsafe { core::arch::asm!("msr daifclr, #2", options(nostack, preserves_flags)) };
 }
 
 /// True when IRQs are masked on this core.
@@ -71,7 +77,9 @@ pub fn irqs_masked() -> bool {
 /// made with IRQs masked and this call is lost.
 #[inline(always)]
 pub fn wait_for_interrupt() {
-    asm::wfi();
+    // SAFETY: waits for an interrupt; a compiler memory barrier so the checks made before the
+    // sleep and the reads after it are not moved across it.
+    unsafe { core::arch::asm!("wfi", options(nostack, preserves_flags)) };
 }
 
 /// Sleeps until an event (`sev`, an exclusive monitor cleared, an interrupt).

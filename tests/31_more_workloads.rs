@@ -1,0 +1,32 @@
+//! The workloads beyond the balancer's, each checking its own answer on 4 cores with real
+//! parallelism (no -icount): nqueens (10-queens has 724 solutions), uts (a binomial unbalanced
+//! tree counted in parallel equals its sequential count), bang (10,000 messages from 100
+//! senders, each sender's in order) and big (100 processes pinging each other: 9,900 pings, as
+//! many pongs); every process completes exactly once.
+//! qemu-test: configs=a72-smp4
+//! qemu-test: variants=workload=nqueens;workload=uts;workload=bang;workload=big
+//! qemu-test: forbid=PANIC
+//! qemu-test: timeout=120
+
+#![no_std]
+#![no_main]
+
+use beamcore::{ExitCode, println, workloads};
+
+fn main() -> ExitCode {
+    beamcore::smp::arm_watchdog(60);
+    let workload = beamcore::boot_config().workload;
+    let outcome = workloads::run(workload);
+    match workloads::check_balancer_invariants(workload, &outcome) {
+        Ok(summary) => {
+            println!("test: {summary}");
+            ExitCode::Success
+        }
+        Err(why) => {
+            println!("test failed: {why}");
+            ExitCode::Failure(1)
+        }
+    }
+}
+
+beamcore::entry!(main);
