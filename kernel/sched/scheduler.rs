@@ -901,8 +901,7 @@ pub(crate) fn admit(core: usize, slot: u32) {
 /// run that stopped making progress (called by the watchdog before it panics).
 pub fn debug_dump() {
     let cores = smp::cores_online();
-    for core in 0..cores {
-        let scheduler = &SCHEDULERS[core];
+    for (core, scheduler) in SCHEDULERS.iter().enumerate().take(cores) {
         let runnable: [usize; 4] = core::array::from_fn(|p| scheduler.runnable[p].load(Ordering::Relaxed));
         let stealable: usize = scheduler.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum());
         crate::println!(
