@@ -84,6 +84,8 @@ test: test-host test-qemu test-deque-barrier
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: pure modules on $(HOST_TARGET)"
 	cargo test --lib --target $(HOST_TARGET)
+	@echo "==> test-host: the trace and plot tools"
+	python3 scripts/test_tools.py
 	@echo "==> test-host: loom model checks of the deque (release, --cfg loom)"
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) sched::deque
 
