@@ -74,6 +74,12 @@ def balance_figures(cores, workload, strategy, output):
         figures[f"{prefix}.fail_{cause}"] = (sum(c[f"fail_{cause}"] for c in per_core), "count")
     for c in per_core:
         figures[f"{prefix}.work.core{c['core']}"] = (c["work"], "units")
+    # Speedup: useful work done in all over the busiest core's share — how many times faster the
+    # run was than one core doing everything, if every core runs at the same speed (under -icount
+    # they get the same instruction budget, so the busiest core's work bounds the run).
+    works = [c["work"] for c in per_core]
+    if max(works) > 0:
+        figures[f"{prefix}.speedup"] = (round(sum(works) / max(works), 3), "x")
     for bucket in range(len(per_core[0]["steal_latency_buckets"])):
         figures[f"{prefix}.latency.b{bucket}"] = (sum(c["steal_latency_buckets"][bucket] for c in per_core), "steals")
     return figures
