@@ -8,8 +8,8 @@
 //!
 //! | trait operation        | instructions           | why this is enough                                  |
 //! |------------------------|------------------------|-----------------------------------------------------|
-//! | `load_relaxed`         | `LDR`                  | aligned 64-bit accesses are single-copy atomic      |
-//! | `store_relaxed`        | `STR`                  | same                                                |
+//! | `load_relaxed`         | `LDR` (by the compiler) | aligned 64-bit accesses are single-copy atomic; a Relaxed `AtomicU64` load has no other lowering, and letting the compiler emit it lets it use `[base, #offset]` |
+//! | `store_relaxed`        | `STR` (by the compiler) | same                                               |
 //! | `load_acquire`         | `LDAR`                 | Load-Acquire: no later access is performed before it |
 //! | `fence_release`        | `DMB ISH`              | orders earlier loads *and* stores before later stores (`DMB ISHST` orders only stores, and a release must also keep earlier loads of the item's data before the publishing store) |
 //! | `fence_full`           | `DMB ISH`              | the only ARMv8 barrier that orders an earlier store before a later load (the store-buffering shape of `pop` against `steal`) |
@@ -22,7 +22,7 @@
 //! stores to `bottom` cannot clear a thief's monitor.
 
 use core::arch::asm;
-use core::sync::atomic::AtomicU64;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::primitives::{CasFailure, DequeAtomics};
 
@@ -52,19 +52,12 @@ impl DequeAtomics for Aarch64Asm {
 
     #[inline]
     fn load_relaxed(index: &AtomicU64) -> u64 {
-        let value: u64;
-        // SAFETY: `index.as_ptr()` is an 8-byte-aligned pointer to a live `u64` owned by an
-        // `AtomicU64` that the borrow keeps alive; an aligned 64-bit LDR is single-copy atomic,
-        // so it is a Relaxed atomic load and races with other atomic accesses are defined.
-        unsafe {
-            asm!(
-                "ldr {value}, [{address}]",
-                address = in(reg) index.as_ptr(),
-                value = lateout(reg) value,
-                options(nostack, preserves_flags, readonly),
-            );
-        }
-        value
+        // Not written by hand: a Relaxed 64-bit atomic load is a single LDR on AArch64 whatever
+        // the compiler is told about the CPU, so `asm!` would add nothing but the address
+        // arithmetic (it has no memory operands, so it cannot use `[base, #offset]`). The
+        // compiler cannot move it across the ordering asm blocks below, which all clobber
+        // memory.
+        index.load(Ordering::Relaxed)
     }
 
     #[inline]
@@ -89,17 +82,8 @@ impl DequeAtomics for Aarch64Asm {
 
     #[inline]
     fn store_relaxed(index: &AtomicU64, value: u64) {
-        // SAFETY: `index.as_ptr()` is an aligned pointer to a live `u64` inside an `AtomicU64`
-        // (interior mutability: writing through a shared borrow is what atomics are for); an
-        // aligned 64-bit STR is single-copy atomic, a Relaxed atomic store.
-        unsafe {
-            asm!(
-                "str {value}, [{address}]",
-                address = in(reg) index.as_ptr(),
-                value = in(reg) value,
-                options(nostack, preserves_flags),
-            );
-        }
+        // Not written by hand, as `load_relaxed`: a Relaxed 64-bit atomic store is a single STR.
+        index.store(value, Ordering::Relaxed);
     }
 
     #[inline]

@@ -19,110 +19,52 @@
 
 #![forbid(unsafe_code)]
 
-use alloc::boxed::Box;
-use alloc::vec::Vec;
 use core::cell::Cell;
 use core::fmt;
-use core::marker::PhantomData;
 
 use super::outcome::{CapacityError, Full, Pop, Steal};
 use super::portable::Portable;
 use super::primitives::{CasFailure, DequeAtomics};
-use super::shim::{Arc, AtomicU64, Ordering};
-
-/// Keeps a value alone on its 64-byte cache line (Cortex-A72's line and exclusive reservation
-/// granule), so the owner's stores to `bottom` neither bounce thieves' `top` line nor clear an
-/// exclusive monitor armed on `top`.
-#[repr(align(64))]
-struct CacheLine<T>(T);
-
-/// The state the owner and every thief share.
-struct Shared<A: DequeAtomics> {
-    /// Index of the oldest item. Advanced only by a successful compare-and-swap (a thief's, or
-    /// the owner's when it takes the last item); never decreases.
-    top: CacheLine<A::Index>,
-    /// Index one past the newest item. Written only by the owner; `top <= bottom` except during
-    /// the owner's `pop`, which may leave it at `top - 1` until it restores it.
-    bottom: CacheLine<A::Index>,
-    /// The ring. Atomics accessed Relaxed: a thief reads a slot speculatively, before its CAS
-    /// confirms the item is its own, while the owner may be refilling that very slot after a
-    /// wraparound; such a read is a race the algorithm tolerates (the CAS then fails and the
-    /// value is dropped), and as atomic accesses it is not undefined behaviour.
-    slots: Box<[AtomicU64]>,
-    /// `capacity - 1`: maps an index to its slot.
-    index_mask: u64,
-}
-
-impl<A: DequeAtomics> Shared<A> {
-    fn with_capacity(capacity: usize) -> Result<Self, CapacityError> {
-        if !capacity.is_power_of_two() {
-            return Err(CapacityError::NotPowerOfTwo { requested: capacity });
-        }
-        let slots: Vec<AtomicU64> = (0..capacity).map(|_| AtomicU64::new(0)).collect();
-        Ok(Shared {
-            top: CacheLine(A::new_index(0)),
-            bottom: CacheLine(A::new_index(0)),
-            slots: slots.into_boxed_slice(),
-            index_mask: capacity as u64 - 1,
-        })
-    }
-
-    fn capacity(&self) -> u64 {
-        self.index_mask + 1
-    }
-
-    fn slot(&self, index: u64) -> &AtomicU64 {
-        // The mask keeps the position below `capacity`, which is `slots.len()`.
-        &self.slots[(index & self.index_mask) as usize]
-    }
-
-    /// Items between `top` and `bottom` by two Relaxed loads: exact for the owner between its
-    /// own operations, a hint for anyone else (the two loads are not one snapshot).
-    fn approximate_len(&self) -> usize {
-        let bottom = A::load_relaxed(&self.bottom.0);
-        let top = A::load_relaxed(&self.top.0);
-        let len = signed_distance(top, bottom).clamp(0, self.capacity() as i64);
-        len as usize
-    }
-}
-
-/// `to - from` for indices that may transiently cross (`bottom` one below `top`).
-fn signed_distance(from: u64, to: u64) -> i64 {
-    to.wrapping_sub(from) as i64
-}
+use super::shared::{SharedView, signed_distance};
+use super::shim::Ordering;
 
 /// The owner's end of a deque: pushes and pops the newest items, lock-free and wait-free except
 /// for the CAS on the last item.
 ///
-/// There is exactly one `Worker` per deque and it is `Send` but not `Sync`: it can be handed to
-/// the core that owns the deque, and only that core can then call [`push`](Worker::push) and
-/// [`pop`](Worker::pop) (the algorithm assumes a single writer of `bottom`).
+/// There is exactly one `Worker` per deque and it is `Send` but not `Sync` (the `Cell` makes it
+/// so): it can be handed to the core that owns the deque, and only that core can then call
+/// [`push`](Worker::push) and [`pop`](Worker::pop) (the algorithm assumes a single writer of
+/// `bottom`, and the cached limit below is the owner's alone).
 pub struct Worker<A: DequeAtomics = Portable> {
-    shared: Arc<Shared<A>>,
-    /// Makes the handle `!Sync` (but still `Send`): the owner's operations are single-threaded.
-    _owner_only: PhantomData<Cell<()>>,
+    shared: SharedView<A>,
+    /// `top + capacity` for a value of `top` this owner obtained by an Acquire load of `top`
+    /// (in `push`) or wrote by its own successful CAS (in `pop`); initially 0, so that the
+    /// first push reads `top`. `top` only grows, so this is never above the true limit: a push
+    /// below it cannot overwrite an item, and one at or above it re-reads `top` first.
+    push_limit: Cell<u64>,
 }
 
 /// A thief's end of a deque: takes the oldest item. Clone one per thief; all clones and the
 /// [`Worker`] share the deque.
 pub struct Stealer<A: DequeAtomics = Portable> {
-    shared: Arc<Shared<A>>,
+    shared: SharedView<A>,
 }
 
 impl<A: DequeAtomics> Worker<A> {
     /// A new empty deque holding at most `capacity` items; `capacity` must be a power of two.
     pub fn new(capacity: usize) -> Result<Self, CapacityError> {
-        Ok(Worker { shared: Arc::new(Shared::with_capacity(capacity)?), _owner_only: PhantomData })
+        let shared = SharedView::with_capacity(capacity)?;
+        Ok(Worker { push_limit: Cell::new(0), shared })
     }
 
     /// A thief's handle on this deque.
     pub fn stealer(&self) -> Stealer<A> {
-        Stealer { shared: Arc::clone(&self.shared) }
+        Stealer { shared: self.shared.clone() }
     }
 
     /// The most items the deque holds at once.
     pub fn capacity(&self) -> usize {
-        self.shared.slots.len()
+        self.shared.capacity() as usize
     }
 
     /// Items in the deque (exact when no thief is stealing at the same moment).
@@ -137,21 +79,46 @@ impl<A: DequeAtomics> Worker<A> {
 
     /// Pushes `item` as the newest item, or hands it back in [`Full`] when `capacity` items are
     /// already there. Never overwrites an item, never loses one.
+    #[inline]
     pub fn push(&self, item: u64) -> Result<(), Full> {
-        let shared = &*self.shared;
+        let shared = &self.shared;
+        // Found once, before the fence below (which the compiler treats as clobbering memory,
+        // so it would otherwise re-load the `Arc` to find `bottom` again after it).
+        let bottom_index = shared.bottom();
         // Relaxed: only this owner writes `bottom`, so it reads its own latest value.
-        let bottom = A::load_relaxed(&shared.bottom.0);
-        // ORDERING: Acquire, pairs with the release half of the thief's successful CAS on `top`
-        // in `steal` (and of our own last-item CAS in `pop`). The slot we are about to write
-        // held item `bottom - capacity`; a thief that took it read the slot *before* its CAS.
-        // Seeing that CAS's value here makes the thief's read happen-before our overwrite, so
-        // the thief cannot have read the new item in place of the old one. A stale (smaller)
-        // `top` only makes the deque look fuller: we refuse, never overwrite.
-        let top = A::load_acquire(&shared.top.0);
-        let len = signed_distance(top, bottom);
-        debug_assert!(len >= 0, "top {top} passed bottom {bottom} outside pop");
-        if len >= shared.capacity() as i64 {
-            return Err(Full(item));
+        let bottom = A::load_relaxed(bottom_index);
+        // ORDERING: no load of `top` on this path: the cached `push_limit` (`top + capacity`)
+        // stands in for the paper's Acquire load of `top`. What that load is for: the slot we
+        // are about to write held item `bottom - capacity`, and a thief that took it read the
+        // slot *before* its CAS; we must have synchronised with that CAS, so that the thief's
+        // read happens-before our overwrite and it cannot return the new item in place of the
+        // old one. The cached value gives exactly that. Its `top` was read by an Acquire load
+        // (the branch below) or written by our own successful CAS in `pop` (an acquire
+        // read-modify-write), and it is above `bottom - capacity` (else we would not be
+        // writing), so the CAS that took item `bottom - capacity` is at or before it in
+        // `top`'s modification order. Every write of `top` is a CAS, so that value lies in the
+        // release sequence headed by that CAS (C++20 [intro.races] p5) and our acquire
+        // synchronised with it. The acquire is sequenced before this push (or, if the `Worker`
+        // has since been sent to another thread, happens-before it through the send), hence
+        // before the slot store below; how long ago it happened does not matter. A stale value
+        // is only ever smaller than the true `top` (which only grows), so it can make the deque
+        // look fuller, never emptier: then we re-read `top` before refusing.
+        if signed_distance(self.push_limit.get(), bottom) >= 0 {
+            // Rare: only once `bottom` reaches the limit cached at the last re-read, that is
+            // after `capacity - len` net pushes (`len` as it was then), or when really full.
+            core::hint::cold_path();
+            // Looks full: re-read `top`. ORDERING: Acquire, pairs with the release half of the
+            // thief's successful CAS on `top` in `steal` (and of our own last-item CAS in
+            // `pop`), directly or through the release sequence of later CASes, as argued above;
+            // the value is cached for later pushes, which rely on this acquire. (Inline: as a
+            // call it would make `push` save registers on its fast path too.)
+            let top = A::load_acquire(shared.top());
+            debug_assert!(signed_distance(top, bottom) >= 0, "top {top} passed bottom {bottom} outside pop");
+            let limit = top.wrapping_add(shared.capacity());
+            self.push_limit.set(limit);
+            if signed_distance(limit, bottom) >= 0 {
+                return Err(Full(item));
+            }
         }
         // Relaxed: published by the fence below, not by the store itself.
         shared.slot(bottom).store(item, Ordering::Relaxed);
@@ -161,21 +128,24 @@ impl<A: DequeAtomics> Worker<A> {
         // thief could see the new `bottom` and read the slot's previous contents.
         A::fence_release();
         // Relaxed: ordered after the slot by the fence above.
-        A::store_relaxed(&shared.bottom.0, bottom.wrapping_add(1));
+        A::store_relaxed(bottom_index, bottom.wrapping_add(1));
         Ok(())
     }
 
     /// Pops the newest item. Thieves race the owner only for the last item; [`Pop::LostRace`]
     /// says a thief won it.
+    #[inline]
     pub fn pop(&self) -> Pop {
-        let shared = &*self.shared;
+        let shared = &self.shared;
+        // Found once, before the fence (see `push`).
+        let (bottom_index, top_index) = (shared.bottom(), shared.top());
         // Relaxed: only this owner writes `bottom`.
-        let bottom = A::load_relaxed(&shared.bottom.0);
+        let bottom = A::load_relaxed(bottom_index);
         // Relaxed, a fast path for the empty deque (crossbeam-deque has the same): `top` only
         // grows and this read is never older than our own last read of it, so if even this
         // value reaches `bottom` the deque is empty now and stays so until we push. Saves the
-        // full fence on every idle poll.
-        if signed_distance(A::load_relaxed(&shared.top.0), bottom) <= 0 {
+        // full fence on every idle poll. (Written as `top - bottom >= 0`, one compare.)
+        if signed_distance(bottom, A::load_relaxed(top_index)) >= 0 {
             return Pop::Empty;
         }
 
@@ -187,28 +157,30 @@ impl<A: DequeAtomics> Worker<A> {
         // release fence of the last `push` covers *every* later store of this thread, not only
         // the next one (a thief's acquire load reading any of them synchronises with that
         // fence), which is why the paper publishes with a fence and Relaxed stores of `bottom`.
-        A::store_relaxed(&shared.bottom.0, claimed);
+        A::store_relaxed(bottom_index, claimed);
 
         // Step 2: the barrier. ORDERING: full fence, pairs with the full fence in `steal`
         // (between its load of `top` and its load of `bottom`). Both fences are in one total
         // order, and the side whose fence comes second sees the other side's write: either this
         // owner's load of `top` below sees a `top` at least as new as the one that thief read,
-        // or that thief's load of `bottom` sees our lowered `bottom`. This is a store followed by a load of another location, the
-        // one reordering that even x86 (and QEMU TCG on it) performs: without the fence the
-        // owner can read an old `top`, believe two items remain and take index `claimed`
-        // without a CAS while a thief, reading the old `bottom`, takes the same index by CAS.
+        // or that thief's load of `bottom` sees our lowered `bottom`. This is a store followed
+        // by a load of another location, the one reordering that even x86 (and QEMU TCG on it)
+        // performs: without the fence the owner can read an old `top`, believe two items
+        // remain and take index `claimed` without a CAS while a thief, reading the old
+        // `bottom`, takes the same index by CAS.
         #[cfg(not(deque_omit_pop_barrier))]
         A::fence_full();
 
         // Step 3: see what is left.
-        // Relaxed: ordered after our store of `bottom` by the fence above.
-        let top = A::load_relaxed(&shared.top.0);
+        // Relaxed: ordered after our store of `bottom` by the fence above. (Not cached as the
+        // push limit: only an acquire read of `top` may be, see `push`.)
+        let top = A::load_relaxed(top_index);
         let others_left = signed_distance(top, claimed);
         if others_left < 0 {
             // Thieves emptied the deque between the fast path and the fence. Restore `bottom`
             // to `top` (equal to the old `bottom`): the deque is empty. Relaxed: no item is
             // published by this store.
-            A::store_relaxed(&shared.bottom.0, bottom);
+            A::store_relaxed(bottom_index, bottom);
             return Pop::Empty;
         }
         // Relaxed: the owner wrote this slot itself; no other thread writes slots.
@@ -223,15 +195,21 @@ impl<A: DequeAtomics> Worker<A> {
         // `top` from `top` to `top + 1` first owns it.
         // ORDERING: inside `compare_exchange_top` (SeqCst on success): its release half pairs
         // with the Acquire loads of `top` in `push` and `steal`; only its atomicity matters for
-        // this race.
-        let outcome = A::compare_exchange_top(&shared.top.0, top, top.wrapping_add(1));
+        // this race. Its acquire half is what lets `push` use the value it wrote, below.
+        let outcome = A::compare_exchange_top(top_index, top, top.wrapping_add(1));
         // Whatever the outcome, put `bottom` back to the old value: after a win (or a thief's
         // win) `top == bottom` and the deque is empty; after a store-exclusive failure `top` is
         // unchanged and the item is still there. Relaxed, as the store in step 1: the last
         // push's release fence already publishes the item to a thief that reads this value.
-        A::store_relaxed(&shared.bottom.0, bottom);
+        A::store_relaxed(bottom_index, bottom);
         match outcome {
-            Ok(()) => Pop::Item(item),
+            Ok(()) => {
+                // Our CAS wrote `top = bottom`, read (as an acquire) from the CAS before it,
+                // which is in the release sequence of every earlier one: every thief's read of
+                // a slot is now ordered before our next writes, and the whole ring is free.
+                self.push_limit.set(bottom.wrapping_add(shared.capacity()));
+                Pop::Item(item)
+            }
             Err(CasFailure::ValueChanged { .. }) => Pop::LostRace,
             Err(CasFailure::StoreExclusiveFailed) => Pop::Retry,
         }
@@ -240,8 +218,9 @@ impl<A: DequeAtomics> Worker<A> {
 
 impl<A: DequeAtomics> Stealer<A> {
     /// Takes the oldest item, or says why not.
+    #[inline]
     pub fn steal(&self) -> Steal {
-        let shared = &*self.shared;
+        let shared = &self.shared;
         // ORDERING: Acquire, pairs with the release half of the successful CAS on `top` that
         // wrote the value we read (a previous thief's, or the owner's last-item pop). That CAS
         // then happens-before our fence below, so if the owner's `pop` read a `top` older than
@@ -250,7 +229,7 @@ impl<A: DequeAtomics> Stealer<A> {
         // steals index i-1, the owner pops index i reading an old `top` (no CAS, it believes
         // index i-1 is still there), thief B reads A's `top` = i but an old `bottom` and
         // takes index i by CAS.
-        let top = A::load_acquire(&shared.top.0);
+        let top = A::load_acquire(shared.top());
         // ORDERING: full fence, pairs with the full fence in `pop` (after its store of `bottom`,
         // before its load of `top`): one of the two fences is first in the total order, so
         // either we see the owner's lowered `bottom`, or the owner's load of `top` sees every
@@ -259,8 +238,9 @@ impl<A: DequeAtomics> Stealer<A> {
         A::fence_full();
         // ORDERING: Acquire, pairs with the release fence in `push`: seeing `bottom > top`
         // from a push means seeing the item that push wrote into slot `top` (or a later one).
-        let bottom = A::load_acquire(&shared.bottom.0);
-        if signed_distance(top, bottom) <= 0 {
+        let bottom = A::load_acquire(shared.bottom());
+        // (Written as `top - bottom >= 0`, one compare.)
+        if signed_distance(bottom, top) >= 0 {
             return Steal::Empty;
         }
         // A speculative read: until the CAS succeeds the item is not ours, and the owner may be
@@ -271,7 +251,7 @@ impl<A: DequeAtomics> Stealer<A> {
         // ORDERING: inside `compare_exchange_top` (SeqCst on success): its release half pairs
         // with the Acquire load of `top` in `push`, so our read of the slot above happens-before
         // the owner's next write to it; and with the Acquire load of `top` in the next `steal`.
-        match A::compare_exchange_top(&shared.top.0, top, top.wrapping_add(1)) {
+        match A::compare_exchange_top(shared.top(), top, top.wrapping_add(1)) {
             Ok(()) => Steal::Success(item),
             Err(CasFailure::ValueChanged { .. } | CasFailure::StoreExclusiveFailed) => Steal::Retry,
         }
@@ -279,7 +259,7 @@ impl<A: DequeAtomics> Stealer<A> {
 
     /// The most items the deque holds at once.
     pub fn capacity(&self) -> usize {
-        self.shared.slots.len()
+        self.shared.capacity() as usize
     }
 
     /// Items in the deque, as a hint (it may change before the caller acts on it).
@@ -295,7 +275,7 @@ impl<A: DequeAtomics> Stealer<A> {
 
 impl<A: DequeAtomics> Clone for Stealer<A> {
     fn clone(&self) -> Self {
-        Stealer { shared: Arc::clone(&self.shared) }
+        Stealer { shared: self.shared.clone() }
     }
 }
 

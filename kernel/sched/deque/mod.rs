@@ -32,6 +32,7 @@ mod outcome;
 mod overflow;
 mod portable;
 mod primitives;
+mod shared;
 mod shim;
 
 #[cfg(target_arch = "aarch64")]

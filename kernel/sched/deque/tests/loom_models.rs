@@ -6,6 +6,7 @@
 //! `RUSTFLAGS="--cfg loom" cargo test --lib --release --target x86_64-unknown-linux-gnu sched::deque`.
 
 use std::println;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::vec::Vec;
 
@@ -17,20 +18,22 @@ use crate::sched::deque::{Pop, Portable, Steal, Worker};
 /// exhaustive; the `LOOM_MAX_PREEMPTIONS` environment variable overrides either), and prints
 /// how many executions were explored.
 fn check(name: &str, preemption_bound: Option<usize>, model: impl Fn() + Sync + Send + 'static) {
-    static EXECUTIONS: AtomicUsize = AtomicUsize::new(0);
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = preemption_bound;
     }
+    // One counter per check (not a shared static): the test harness runs models on several
+    // threads at once, and a shared counter would add the others' executions to this count.
+    let executions = Arc::new(AtomicUsize::new(0));
     /// Prints the count when the check ends, also when it ends by a failing execution's panic.
     struct Report<'a> {
         name: &'a str,
         bound: Option<usize>,
-        before: usize,
+        executions: Arc<AtomicUsize>,
     }
     impl Drop for Report<'_> {
         fn drop(&mut self) {
-            let explored = EXECUTIONS.load(Ordering::Relaxed) - self.before;
+            let explored = self.executions.load(Ordering::Relaxed);
             let outcome = if std::thread::panicking() { "FAILED after" } else { "passed," };
             println!(
                 "loom: {}: {outcome} {explored} executions explored (preemption bound {:?})",
@@ -38,9 +41,9 @@ fn check(name: &str, preemption_bound: Option<usize>, model: impl Fn() + Sync + 
             );
         }
     }
-    let _report = Report { name, bound: builder.preemption_bound, before: EXECUTIONS.load(Ordering::Relaxed) };
+    let _report = Report { name, bound: builder.preemption_bound, executions: Arc::clone(&executions) };
     builder.check(move || {
-        EXECUTIONS.fetch_add(1, Ordering::Relaxed);
+        executions.fetch_add(1, Ordering::Relaxed);
         model();
     });
 }
@@ -165,6 +168,61 @@ fn loom_wraparound_reuses_slots_under_two_thieves() {
             }
         }
         taken.extend(thieves.into_iter().filter_map(|thief| thief.join().expect("thief")));
+        assert_exactly_once(&pushed, taken, drain(&worker));
+    });
+}
+
+/// The owner's cached push limit under a thief. A capacity-2 deque starts full (10, 11: the
+/// first push read `top` = 0, limit 2); the thief steals twice while the owner pushes 12 and 13
+/// (popping when full) and then pops once more. Depending on the interleaving:
+///
+/// - the thief has taken both items before the push of 12: that push finds the cache saying
+///   full, re-reads `top` = 2 and caches limit 4, and the push of 13 reuses slot 1 (item 11's)
+///   *without reading `top`*, relying on the acquire of the earlier re-read;
+/// - the re-read still finds the deque full: the owner pops (the newest item, or the last one by
+///   CAS, racing the thief) and retries;
+/// - the last pop takes the last item by its CAS, which sets the limit itself.
+///
+/// After the thief is joined the owner pushes until the deque refuses, on whatever limit it
+/// cached: exactly `capacity - len` pushes must be accepted (a limit too high would overwrite
+/// an item, too low would refuse with room left). In every execution each item is taken or
+/// left exactly once.
+#[test]
+#[cfg_attr(deque_omit_pop_barrier, ignore = "pop barrier omitted; see docs/deque.md")]
+fn loom_cached_push_limit_wraparound_under_a_thief() {
+    check("cached push limit, wraparound under a thief", None, || {
+        let worker = Worker::<Portable>::new(2).expect("capacity");
+        worker.push(10).expect("room");
+        worker.push(11).expect("room");
+        let stealer = worker.stealer();
+        let thief = thread::spawn(move || {
+            let mut stolen = Vec::new();
+            for _ in 0..2 {
+                if let Some(item) = steal_once(&stealer, 2) {
+                    stolen.push(item);
+                }
+            }
+            stolen
+        });
+        let mut taken = Vec::new();
+        for item in [12, 13] {
+            while worker.push(item).is_err() {
+                if let Pop::Item(popped) = worker.pop() {
+                    taken.push(popped);
+                }
+            }
+        }
+        taken.extend(worker.pop().item());
+        taken.extend(thief.join().expect("thief"));
+        // Alone again: the deque must take exactly as many items as it has room for.
+        let mut pushed = std::vec![10, 11, 12, 13];
+        let room = worker.capacity() - worker.len();
+        for item in 14..17 {
+            if worker.push(item).is_ok() {
+                pushed.push(item);
+            }
+        }
+        assert_eq!(pushed.len(), 4 + room, "pushes accepted after the thief left");
         assert_exactly_once(&pushed, taken, drain(&worker));
     });
 }

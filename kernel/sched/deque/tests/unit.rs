@@ -101,6 +101,40 @@ fn full_deque_hands_the_item_back() {
     assert_eq!(rest, [4, 3, 2, 1]);
 }
 
+/// `push` trusts its cached limit (`top + capacity` as last read) until the deque looks full,
+/// then re-reads `top`. Each way the cache can go stale must still give the right answer: the
+/// thieves emptied a full deque (one re-read frees the whole ring, and the pushes after it use
+/// the cache), the deque is really full (the re-read confirms it), and the owner took the last
+/// item by its own CAS (which refreshes the cache).
+#[test]
+fn push_refreshes_its_cached_limit_only_when_the_deque_looks_full() {
+    let worker = deque(4);
+    let stealer = worker.stealer();
+    for item in 0..4 {
+        worker.push(item).expect("room");
+    }
+    assert_eq!(worker.push(90), Err(Full(90)), "a re-read confirms the deque is full");
+    for item in 0..4 {
+        assert_eq!(stealer.steal(), Steal::Success(item));
+    }
+    // The cache still says full; the first push re-reads `top` and gets four free slots.
+    for item in 4..8 {
+        worker.push(item).expect("the thieves emptied the ring");
+    }
+    assert_eq!(worker.push(91), Err(Full(91)));
+    // The owner pops down to the last item, which it takes by CAS, refreshing the cache.
+    for item in (4..8).rev() {
+        assert_eq!(worker.pop(), Pop::Item(item));
+    }
+    assert_eq!(worker.pop(), Pop::Empty);
+    for item in 8..12 {
+        worker.push(item).expect("room");
+    }
+    assert_eq!(worker.push(92), Err(Full(92)));
+    let rest: Vec<u64> = (0..4).map(|_| stealer.steal().success().expect("item")).collect();
+    assert_eq!(rest, [8, 9, 10, 11], "nothing overwritten across the refreshes");
+}
+
 #[test]
 fn capacity_one_deque_holds_one_item() {
     let worker = deque(1);
