@@ -39,6 +39,10 @@ fn main() -> ExitCode {
     while FINISHED.load(Ordering::Acquire) < PROCESSES {
         sched::yield_now();
     }
+    // A process's function has returned before its scheduler ends it: wait for the ends too.
+    while sched::process_count() > 1 {
+        sched::yield_now();
+    }
     for (i, runs) in RUNS.iter().enumerate() {
         let runs = runs.load(Ordering::Relaxed);
         ensure!(runs == 1, "process {i} ran {runs} times");

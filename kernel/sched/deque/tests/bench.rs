@@ -79,4 +79,90 @@ fn bench_host_portable_vs_crossbeam() {
     let ratio = (ours_push_pop + ours_push_steal) / (theirs_push_pop + theirs_push_steal);
     println!("bench: deque.host.portable_vs_crossbeam {ratio:.3} ratio");
     assert!(ours.is_empty() && theirs.is_empty(), "every round moved every item");
+
+    // Throughput, ours over crossbeam's (higher is better for us), for the owner alone and for
+    // the owner with 1 and with 3 thieves; the headline figure is their geometric mean.
+    let scenarios = [
+        ("owner_push_pop", theirs_push_pop / ours_push_pop),
+        ("owner_1_thief", contended_ratio(1)),
+        ("owner_3_thieves", contended_ratio(3)),
+    ];
+    let mut product = 1.0;
+    for (name, throughput_ratio) in scenarios {
+        println!("bench: deque.host.ours_over_crossbeam.{name} {throughput_ratio:.3} ratio");
+        product *= throughput_ratio;
+    }
+    let geometric_mean = product.powf(1.0 / scenarios.len() as f64);
+    println!("bench: deque.host.ours_over_crossbeam {geometric_mean:.3} ratio");
+}
+
+/// Items moved per second by an owner that pushes and pops while `thieves` threads steal, for
+/// one deque implementation; best of `REPEATS`.
+fn contended_throughput(thieves: usize, ours: bool) -> f64 {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    const ITEMS: u64 = 200_000;
+    let mut best: f64 = 0.0;
+    for _ in 0..REPEATS {
+        let done = Arc::new(AtomicBool::new(false));
+        let taken = Arc::new(AtomicU64::new(0));
+        let (owner_ours, owner_theirs) =
+            (Worker::<Portable>::new(1024).expect("capacity"), crossbeam_deque::Worker::<u64>::new_lifo());
+        let handles: Vec<_> = (0..thieves)
+            .map(|_| {
+                let (done, taken) = (Arc::clone(&done), Arc::clone(&taken));
+                let (ours_stealer, theirs_stealer) = (owner_ours.stealer(), owner_theirs.stealer());
+                std::thread::spawn(move || {
+                    while !done.load(Ordering::Relaxed) {
+                        let got = if ours {
+                            ours_stealer.steal().success().is_some()
+                        } else {
+                            theirs_stealer.steal().is_success()
+                        };
+                        if got {
+                            taken.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                })
+            })
+            .collect();
+        let start = Instant::now();
+        let mut popped = 0u64;
+        for item in 0..ITEMS {
+            if ours {
+                while owner_ours.push(item).is_err() {
+                    if owner_ours.pop().item().is_some() {
+                        popped += 1;
+                    }
+                }
+                if item % 2 == 1 && owner_ours.pop().item().is_some() {
+                    popped += 1;
+                }
+            } else {
+                owner_theirs.push(item);
+                if item % 2 == 1 && owner_theirs.pop().is_some() {
+                    popped += 1;
+                }
+            }
+        }
+        loop {
+            let more = if ours { owner_ours.pop().item().is_some() } else { owner_theirs.pop().is_some() };
+            if !more {
+                break;
+            }
+            popped += 1;
+        }
+        let elapsed = start.elapsed();
+        done.store(true, Ordering::Relaxed);
+        for handle in handles {
+            handle.join().expect("thief");
+        }
+        let moved = popped + taken.load(Ordering::Relaxed);
+        best = best.max(moved as f64 / elapsed.as_secs_f64());
+    }
+    best
+}
+
+fn contended_ratio(thieves: usize) -> f64 {
+    contended_throughput(thieves, true) / contended_throughput(thieves, false)
 }
