@@ -592,3 +592,20 @@ pub fn big(n: u64) -> Outcome {
         Err(why) => Outcome { ok: false, detail: why, processes: n },
     }
 }
+
+/// A test kernel's whole `main`: runs the workload the bootargs name, checks the balancer's
+/// rules with [`check_balancer_invariants`], prints `test: <summary>` or `test failed: <why>`.
+pub fn run_configured_and_check() -> crate::ExitCode {
+    let workload = crate::boot_config().workload;
+    let outcome = run(workload);
+    match check_balancer_invariants(workload, &outcome) {
+        Ok(summary) => {
+            crate::println!("test: {summary}");
+            crate::ExitCode::Success
+        }
+        Err(why) => {
+            crate::println!("test failed: {why}");
+            crate::ExitCode::Failure(1)
+        }
+    }
+}

@@ -26,15 +26,9 @@ fn fault_in_kernel() -> ExitCode {
 /// Runs the faulting code as a kernel job on core 1 (scheduler context, not a process), where
 /// a fault is the kernel's own and must end the run.
 fn main() -> ExitCode {
-    let job = alloc::boxed::Box::new(|| {
+    beamcore::smp::run_as_kernel_job(1, || {
         let _ = fault_in_kernel();
-    });
-    if beamcore::smp::run_on(1, job).is_err() {
-        beamcore::println!("test failed: could not queue work on core 1");
-        return ExitCode::Failure(1);
-    }
-    beamcore::smp::wait_until(|| false);
-    ExitCode::Failure(1)
+    })
 }
 
 beamcore::entry!(main);

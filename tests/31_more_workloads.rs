@@ -11,22 +11,11 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, println, workloads};
+use beamcore::{ExitCode, workloads};
 
 fn main() -> ExitCode {
     beamcore::smp::arm_watchdog(60);
-    let workload = beamcore::boot_config().workload;
-    let outcome = workloads::run(workload);
-    match workloads::check_balancer_invariants(workload, &outcome) {
-        Ok(summary) => {
-            println!("test: {summary}");
-            ExitCode::Success
-        }
-        Err(why) => {
-            println!("test failed: {why}");
-            ExitCode::Failure(1)
-        }
-    }
+    workloads::run_configured_and_check()
 }
 
 beamcore::entry!(main);
