@@ -121,14 +121,12 @@ def parse_header(source: Path):
     return spec
 
 
-def build(release: bool, cargo_args):
-    cmd = ["cargo", "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args]
-    if release:
-        cmd.append("--release")
-    print("test-qemu: building:", " ".join(cmd), flush=True)
+def cargo_test_executables(cmd, label):
+    """Runs `cargo test --no-run` (`cmd`) and returns {test name: executable path}."""
+    print(f"test-qemu: building{label}:", " ".join(cmd), flush=True)
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
-        sys.exit("test-qemu: build failed")
+        sys.exit(f"test-qemu:{label} build failed")
     executables = {}
     for line in proc.stdout.splitlines():
         try:
@@ -140,6 +138,13 @@ def build(release: bool, cargo_args):
     return executables
 
 
+def build(release: bool, cargo_args):
+    cmd = ["cargo", "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args]
+    if release:
+        cmd.append("--release")
+    return cargo_test_executables(cmd, "")
+
+
 def build_rpi4(names, release: bool, cargo_args):
     """The raspi4b test kernels (flat images) and device tree: ({name: image}, dtb)."""
     target_dir = rpi4.CARGO_TARGET_DIRS[True]
@@ -147,33 +152,23 @@ def build_rpi4(names, release: bool, cargo_args):
            "--target-dir", str(target_dir), *[arg for name in names for arg in ("--test", name)], *cargo_args]
     if release:
         cmd.append("--release")
-    print("test-qemu: building for raspi4b:", " ".join(cmd), flush=True)
-    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    if proc.returncode != 0:
-        sys.exit("test-qemu: raspi4b build failed")
-    images = {}
     out_dir = ROOT / "target" / "rpi4-tests"
-    for line in proc.stdout.splitlines():
-        try:
-            msg = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if msg.get("reason") == "compiler-artifact" and msg.get("executable") and "test" in msg["target"]["kind"]:
-            name = msg["target"]["name"]
-            images[name] = str(rpi4.flat_binary(Path(msg["executable"]), out_dir / f"{name}.img"))
+    images = {
+        name: str(rpi4.flat_binary(Path(executable), out_dir / f"{name}.img"))
+        for name, executable in cargo_test_executables(cmd, " for raspi4b").items()
+    }
     return images, str(rpi4.compile_dtb())
 
 
 def run_case(executable, config, spec, variant, dtb=None):
+    append = " ".join(part for part in (spec["append"], variant) if part)
     if config == RPI4_CONFIG:
         smp = RPI4_SMP
-        append = " ".join(part for part in (spec["append"], variant) if part)
         cmd = rpi4.qemu_command(executable, dtb, append) + spec["qemu_args"]
     else:
         machine, cpu, smp = CONFIGS[config]
         cmd = ["qemu-system-aarch64", "-M", machine, "-cpu", cpu, "-smp", str(smp), "-m", "128M",
                "-nographic", "-semihosting", "-kernel", executable]
-        append = " ".join(part for part in (spec["append"], variant) if part)
         if append:
             cmd += ["-append", append]
         cmd += spec["qemu_args"]

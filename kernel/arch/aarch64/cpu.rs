@@ -114,11 +114,3 @@ pub fn counter() -> u64 {
 pub fn counter_frequency() -> u64 {
     CNTFRQ_EL0.get()
 }
-
-/// Stops this core for good, with interrupts masked.
-pub fn park() -> ! {
-    let _ = irq_save();
-    loop {
-        asm::wfe();
-    }
-}
