@@ -87,7 +87,7 @@ test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the trace and plot tools"
 	python3 scripts/test_tools.py
 	@echo "==> test-host: loom model checks of the deque (release, --cfg loom)"
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) sched::deque
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::deque sched::kill_model
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"

@@ -160,8 +160,9 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
 
     // The program's main runs as the first process, on this core; its return ends the run.
     let main = sched::SpawnOptions::default().stack_bytes(MAIN_STACK_BYTES).on_core(0);
-    if let Err(error) = sched::spawn_with(main, run_main) {
-        panic!("cannot start main: {error}");
+    match sched::spawn_with(main, run_main) {
+        Ok(pid) => sched::set_program_main(pid),
+        Err(error) => panic!("cannot start main: {error}"),
     }
     sched::run_loop()
 }

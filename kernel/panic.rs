@@ -1,5 +1,6 @@
-//! The way down: a Rust panic or a fatal exception prints what happened and a `PANIC` line
-//! naming the core, then exits QEMU with a failure status.
+//! The way down: a Rust panic or a fatal exception outside any process prints what happened
+//! and a `PANIC` line naming the core, then exits QEMU with a failure status. A panic in a
+//! process's own code ends only that process (`sched::on_panic`), as its faults do.
 
 use core::fmt;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +26,11 @@ pub fn fatal(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> ! {
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    // A panic in a process's own code ends that process only (it does not return then).
+    match info.location() {
+        Some(at) => crate::sched::on_panic(format_args!("{} at {}:{}", info.message(), at.file(), at.line())),
+        None => crate::sched::on_panic(format_args!("{}", info.message())),
+    }
     match info.location() {
         Some(at) => fatal(format_args!(""), format_args!("{} at {}:{}", info.message(), at.file(), at.line())),
         None => fatal(format_args!(""), format_args!("{}", info.message())),

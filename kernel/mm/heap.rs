@@ -10,9 +10,11 @@ use alloc::boxed::Box;
 use core::alloc::{GlobalAlloc, Layout};
 use core::fmt;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicI64, Ordering};
 
 use linked_list_allocator::Heap;
 
+use crate::mm::layout::MAX_CORES;
 use crate::sync::IrqSpinLock;
 
 /// The heap has no free block large enough.
@@ -29,6 +31,26 @@ impl fmt::Display for OutOfMemory {
 
 struct KernelHeap(IrqSpinLock<Heap>);
 
+/// Per core: bytes allocated minus bytes freed on that core. The scheduler reads it before and
+/// after each turn of a process, so a process's own net allocation is known (and reported if
+/// it panics, since a panic does not unwind and cannot free what it held).
+static NET_BYTES: [AtomicI64; MAX_CORES] = [const { AtomicI64::new(0) }; MAX_CORES];
+
+/// Bytes allocated minus bytes freed on `core` so far.
+#[inline]
+pub fn net_bytes_on(core: usize) -> i64 {
+    NET_BYTES[core].load(Ordering::Relaxed)
+}
+
+/// Counts `delta` bytes on this core. Only this core writes its counter (with the heap lock,
+/// which masks IRQs, held): a plain load and store suffices.
+#[inline]
+fn count(delta: i64) {
+    if let Some(counter) = NET_BYTES.get(crate::arch::cpu::core_id()) {
+        counter.store(counter.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+    }
+}
+
 #[global_allocator]
 static HEAP: KernelHeap = KernelHeap(IrqSpinLock::new(Heap::empty()));
 
@@ -36,12 +58,21 @@ static HEAP: KernelHeap = KernelHeap(IrqSpinLock::new(Heap::empty()));
 // overlap; the lock serialises every use of it across cores and interrupt handlers.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        self.0.lock().allocate_first_fit(layout).map_or(core::ptr::null_mut(), |p| p.as_ptr())
+        let mut heap = self.0.lock();
+        match heap.allocate_first_fit(layout) {
+            Ok(block) => {
+                count(layout.size() as i64);
+                block.as_ptr()
+            }
+            Err(()) => core::ptr::null_mut(),
+        }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let mut heap = self.0.lock();
         // SAFETY: `ptr` came from `alloc` with this `layout` (GlobalAlloc contract).
-        unsafe { self.0.lock().deallocate(NonNull::new_unchecked(ptr), layout) }
+        unsafe { heap.deallocate(NonNull::new_unchecked(ptr), layout) };
+        count(-(layout.size() as i64));
     }
 }
 
@@ -62,7 +93,10 @@ pub fn usage() -> (usize, usize) {
 
 /// Allocates `layout`, or says it cannot.
 pub fn try_allocate(layout: Layout) -> Result<NonNull<u8>, OutOfMemory> {
-    HEAP.0.lock().allocate_first_fit(layout).map_err(|()| OutOfMemory { requested_bytes: layout.size() })
+    let mut heap = HEAP.0.lock();
+    let block = heap.allocate_first_fit(layout).map_err(|()| OutOfMemory { requested_bytes: layout.size() })?;
+    count(layout.size() as i64);
+    Ok(block)
 }
 
 /// Moves `value` to the heap, or gives an error instead of the allocation-failure panic.

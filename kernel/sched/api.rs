@@ -209,12 +209,23 @@ pub fn monitor(pid: Pid) -> Result<(), SendError> {
 }
 
 /// Ends `pid` with reason `Killed` the next time its core would run it (at once if it waits).
+///
+/// The generation check and the kill flag are one step under the slot's lock, the lock under
+/// which `finish` ends the occupant and bumps the generation: were the flag set after the lock
+/// was released, the target could exit and a new process be spawned into the reused slot in
+/// between, and the new process would be killed. `kill_model` (loom) checks both protocols.
 pub fn kill(pid: Pid) -> Result<(), SendError> {
-    let process = lookup(pid).ok_or(SendError::NoProc(pid))?;
-    process.kill_requested.store(true, Ordering::Release);
+    let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
     let wake = {
         let mut shared = process.shared.lock();
-        let wake = shared.generation == pid.generation && shared.state == State::Waiting;
+        if shared.generation != pid.generation || shared.state == State::Free {
+            return Err(SendError::NoProc(pid));
+        }
+        // ORDERING: Relaxed is enough: the flag is written only under the slot lock, and the
+        // scheduler that acts on it reads it after taking the process from a run queue or
+        // inbox, whose release/acquire (or this lock, for a wake below) orders it after us.
+        process.kill_requested.store(true, Ordering::Relaxed);
+        let wake = shared.state == State::Waiting;
         if wake {
             shared.state = State::Runnable;
         }

@@ -10,6 +10,8 @@ pub mod priority;
 
 #[cfg(target_os = "none")]
 mod api;
+#[cfg(all(test, loom))]
+mod kill_model;
 #[cfg(target_os = "none")]
 mod process;
 #[cfg(target_os = "none")]
@@ -30,8 +32,12 @@ pub use process::{
     SpawnOptions,
 };
 #[cfg(target_os = "none")]
-pub use scheduler::{CoreStats, LATENCY_BUCKETS, balance_config, debug_dump, max_migrations_seen};
+pub use scheduler::{
+    CoreStats, LATENCY_BUCKETS, balance_config, debug_dump, heap_not_reclaimed_bytes, max_migrations_seen,
+};
 #[cfg(target_os = "none")]
-pub(crate) use scheduler::{init_global, init_this_core, on_process_fault, on_tick, run_loop};
+pub(crate) use scheduler::{
+    init_global, init_this_core, on_panic, on_process_fault, on_tick, run_loop, set_program_main,
+};
 
 pub use priority::Priority;

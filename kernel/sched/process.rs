@@ -127,6 +127,10 @@ pub enum ExitReason {
     StackOverflow,
     /// Another process killed it.
     Killed,
+    /// It panicked (a Rust `panic!`, a failed `expect`, an overflow check). The message is
+    /// printed on the console; what it had on the heap is not reclaimed (panics abort, there
+    /// is no unwinding) but counted: see `sched::heap_not_reclaimed_bytes`.
+    Panic,
     /// (In a monitor message) the process did not exist when the monitor was set.
     NoProc,
 }
@@ -141,6 +145,7 @@ impl fmt::Display for ExitReason {
             }
             ExitReason::StackOverflow => write!(f, "stack overflow"),
             ExitReason::Killed => write!(f, "killed"),
+            ExitReason::Panic => write!(f, "panic"),
             ExitReason::NoProc => write!(f, "noproc"),
         }
     }
@@ -239,6 +244,9 @@ pub(crate) struct Local {
     pub reductions: i64,
     /// Times passed over under the low-priority rule.
     pub low_passes: u8,
+    /// Heap bytes allocated minus heap bytes freed while it ran (see `heap::net_bytes_on`):
+    /// what a panic leaves behind, since a panic does not unwind.
+    pub heap_net_bytes: i64,
 }
 
 /// A process control block.
@@ -287,6 +295,7 @@ impl Process {
                 stack: None,
                 reductions: 0,
                 low_passes: 0,
+                heap_net_bytes: 0,
             }),
         }
     }

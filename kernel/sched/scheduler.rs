@@ -32,7 +32,7 @@ use crate::arch::context::{self, Context};
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
 use crate::mm::layout::MAX_CORES;
-use crate::mm::stack_pool;
+use crate::mm::{heap, stack_pool};
 use crate::smp::{self, Sgi};
 use crate::sync::IrqSpinLock;
 
@@ -79,6 +79,8 @@ struct Local {
     last_steal: [u64; MAX_CORES],
     /// When core 0 last looked for severe imbalance.
     last_rebalance: u64,
+    /// This core's heap balance (`heap::net_bytes_on`) when the current turn began.
+    turn_heap_mark: i64,
 }
 
 /// Adds one to a counter that only its own core writes: a plain load and store, no
@@ -167,6 +169,7 @@ impl CoreScheduler {
                 adaptive: AdaptiveState::new(),
                 last_steal: [NEVER; MAX_CORES],
                 last_rebalance: 0,
+                turn_heap_mark: 0,
             }),
             inbox: IrqSpinLock::new(VecDeque::new()),
             inbox_len: AtomicUsize::new(0),
@@ -720,7 +723,8 @@ fn sleep(me: &CoreScheduler) {
 fn run(me: &CoreScheduler, slot: u32) {
     let core = cpu::core_id();
     let process = process::slot(slot);
-    if process.kill_requested.load(Ordering::Acquire) {
+    // ORDERING: Relaxed: the flag carries no data; `kill` writes it under the slot lock (see there).
+    if process.kill_requested.load(Ordering::Relaxed) {
         finish(me, slot, ExitReason::Killed);
         return;
     }
@@ -734,6 +738,7 @@ fn run(me: &CoreScheduler, slot: u32) {
     process_local.reductions = reductions_per_slice();
     bump(&me.stats.executed);
     trace_process(Event::Run, core, slot, 0);
+    local.turn_heap_mark = heap::net_bytes_on(core);
     let scheduler_context: *mut Context = &mut local.context;
     match process_local.preempted_frame.take() {
         // SAFETY: scheduler side, IRQs masked, the frame lies on the process's live stack.
@@ -746,6 +751,8 @@ fn run(me: &CoreScheduler, slot: u32) {
     // SAFETY: owning core, IRQs masked (every way back masks them).
     let local = unsafe { me.local() };
     local.current = None;
+    // SAFETY: as above; the process is in no queue until the match below puts it in one.
+    unsafe { process.local().heap_net_bytes += heap::net_bytes_on(core) - local.turn_heap_mark };
     match core::mem::replace(&mut local.pending, Pending::Nothing) {
         Pending::Requeue => {
             trace_process(Event::Yield, core, slot, 0);
@@ -773,6 +780,9 @@ fn finish(me: &CoreScheduler, slot: u32, reason: ExitReason) {
         shared.state = State::Free;
         shared.generation = shared.generation.wrapping_add(1);
         shared.timed_out = false;
+        // Cleared under the lock that ends this generation: a `kill` of the old pid either
+        // came before (and is cleared here) or sees the new generation and refuses.
+        process.kill_requested.store(false, Ordering::Relaxed);
         (pid, core::mem::take(&mut shared.monitors), core::mem::take(&mut shared.mailbox))
     };
     drop(mailbox);
@@ -780,13 +790,19 @@ fn finish(me: &CoreScheduler, slot: u32, reason: ExitReason) {
     let local = unsafe { process.local() };
     local.entry = None;
     local.preempted_frame = None;
+    if reason == ExitReason::Panic {
+        HEAP_NOT_RECLAIMED.fetch_add(local.heap_net_bytes.max(0) as u64, Ordering::Relaxed);
+    }
+    local.heap_net_bytes = 0;
     if let Some(stack) = local.stack.take() {
         stack_pool::free(stack);
     }
-    process.kill_requested.store(false, Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
     process::release_slot(slot);
     bump(&me.stats.completed);
+    if is_program_main(pid) {
+        panic!("the program's main process {pid} ended: {reason}");
+    }
     for watcher in monitors {
         let _ = super::api::send(watcher, Message::Down { pid, reason });
     }
@@ -886,6 +902,71 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, esr: u64, far: u64) -> boo
     crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})", cpu::core_id(), frame.elr);
     end_with(me, local, frame, reason);
     true
+}
+
+/// The program's main process (slot in the high half, generation in the low; `u64::MAX` for
+/// none): its end is the end of the run, so if it ends other than by returning (a panic, a
+/// fault, a kill) the kernel stops with a `PANIC` rather than wait forever for its verdict.
+static PROGRAM_MAIN: AtomicU64 = AtomicU64::new(u64::MAX);
+
+fn pid_word(pid: process::Pid) -> u64 {
+    u64::from(pid.index) << 32 | u64::from(pid.generation)
+}
+
+/// Names the program's main process (the boot code, once).
+pub(crate) fn set_program_main(pid: process::Pid) {
+    PROGRAM_MAIN.store(pid_word(pid), Ordering::Relaxed);
+}
+
+fn is_program_main(pid: process::Pid) -> bool {
+    PROGRAM_MAIN.load(Ordering::Relaxed) == pid_word(pid)
+}
+
+/// Heap bytes left allocated by processes that panicked (a panic does not unwind, so what they
+/// held is not freed): counted here and in the report instead of being lost without a trace.
+static HEAP_NOT_RECLAIMED: AtomicU64 = AtomicU64::new(0);
+
+/// Heap bytes processes that panicked left allocated, in total.
+pub fn heap_not_reclaimed_bytes() -> u64 {
+    HEAP_NOT_RECLAIMED.load(Ordering::Relaxed)
+}
+
+/// A Rust panic (panic handler context). If it happened in a process's own code (on its stack,
+/// IRQs unmasked, so no kernel lock or per-core state is held), ends that process with
+/// `ExitReason::Panic` and never returns. Returns only when the panic is the kernel's own,
+/// which the caller treats as fatal.
+pub(crate) fn on_panic(message: core::fmt::Arguments<'_>) {
+    if cpu::irqs_masked() || !context::running_on_process_stack() {
+        return;
+    }
+    let irq = cpu::irq_save();
+    let core = cpu::core_id();
+    let me = this_scheduler();
+    // SAFETY: the running process on its own core, IRQs masked.
+    let Some(slot) = (unsafe { me.local().current }) else {
+        cpu::irq_restore(irq);
+        return;
+    };
+    let process = process::slot(slot);
+    // SAFETY: as above: this process runs here and nothing else holds its `Local`.
+    let earlier_turns = unsafe { process.local().heap_net_bytes };
+    // SAFETY: own core, IRQs masked; a copy is read, no reference kept.
+    let turn_began_at = unsafe { me.local().turn_heap_mark };
+    let held = earlier_turns + heap::net_bytes_on(core) - turn_began_at;
+    let pid = process::Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
+    if is_program_main(pid) {
+        // The program itself failed: that ends the run, as a kernel panic does.
+        cpu::irq_restore(irq);
+        return;
+    }
+    crate::println!(
+        "process {pid} on core {core} ended: panic: {message} ({} heap bytes it allocated are not reclaimed)",
+        held.max(0)
+    );
+    bump(&me.stats.faults);
+    cpu::irq_restore(irq);
+    switch_out(Pending::Exit(ExitReason::Panic));
+    unreachable!("a process that panicked is never scheduled again");
 }
 
 /// Queues a newly spawned process (already `Runnable`) on `core`.

@@ -75,6 +75,13 @@ pub unsafe fn resume_preempted(scheduler: &mut Context, frame: *const TrapFrame)
     unsafe { context_resume_preempted(scheduler, frame) }
 }
 
+/// True when the running code uses SP_EL0, which only processes do (the kernel, its scheduler
+/// loops and exception handlers run on SP_EL1): tells a panic in a process from the kernel's.
+pub fn running_on_process_stack() -> bool {
+    use aarch64_cpu::registers::Readable;
+    aarch64_cpu::registers::SPSel.get() == 0
+}
+
 /// True when the trap frame interrupted a process (EL1 with SP_EL0).
 pub fn interrupted_process(frame: &TrapFrame) -> bool {
     frame.spsr & 0xf == SPSR_EL1T

@@ -63,7 +63,7 @@ fn decode(vector: u64) -> (Origin, Kind) {
 /// The exception class field of ESR_EL1, named.
 pub fn class_name(esr: u64) -> &'static str {
     match (esr >> 26) & 0x3f {
-        0x00 => "unknown reason",
+        0x00 => "undefined instruction (EC 0, unknown reason)",
         0x01 => "WFI/WFE trapped",
         0x07 => "FP/SIMD access trapped",
         0x0e => "illegal execution state",
