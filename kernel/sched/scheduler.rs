@@ -477,11 +477,11 @@ fn migrate(slot: u32, victim: usize, to: usize) {
 }
 
 /// An idle core's round of stealing: up to `retries` victims chosen by the strategy, with
-/// backoff between attempts. True when it took at least one process.
-fn try_steal(me: &CoreScheduler, thief: usize) -> bool {
+/// backoff between attempts (short and bounded by `backoff_max_cycles`).
+fn try_steal(me: &CoreScheduler, thief: usize) -> StealRound {
     let cores = smp::cores_online();
     if cores < 2 {
-        return false;
+        return StealRound::Nothing;
     }
     let (config, strategy) = *balance();
     // SAFETY: owning core, IRQs masked.
@@ -533,19 +533,13 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> bool {
                 }
             }
             local.last_steal[victim] = now;
-            return true;
+            return StealRound::Took;
         }
     }
-    // A victim with work was only cooling down: wait out the (short) cooldown rather than
-    // sleep a whole tick, then let the loop try again. There is work to take, so this is not
-    // idle spinning; the wait is bounded by the cooldown.
-    if let Some(at) = cooled_at {
-        while (cpu::counter().wrapping_sub(at) as i64) < 0 {
-            cpu::relax();
-        }
-        return true;
+    match cooled_at {
+        Some(at) => StealRound::CoolingUntil(at),
+        None => StealRound::Nothing,
     }
-    false
 }
 
 /// Takes up to `count` processes from `victim`, highest priority level first.
@@ -692,10 +686,34 @@ pub(crate) fn run_loop() -> ! {
         }
         if let Some(slot) = take_next(me) {
             run(me, slot);
-        } else if !try_steal(me, core) {
-            sleep(me);
+            continue;
+        }
+        match try_steal(me, core) {
+            StealRound::Took => {}
+            // A victim with work is cooling down. Soon: come round the loop again (serving
+            // jobs, the inbox and timeouts) with an interrupt window each time, so ticks and
+            // SGIs are taken; later than a slice: sleep, and the tick or a wake-up brings the
+            // core back. Never a wait with IRQs masked, however long the cooldown.
+            StealRound::CoolingUntil(at)
+                if at.wrapping_sub(cpu::counter()) as i64 <= SLICE_TICKS.load(Ordering::Relaxed) as i64 =>
+            {
+                cpu::irq_enable();
+                cpu::relax();
+            }
+            StealRound::CoolingUntil(_) | StealRound::Nothing => sleep(me),
         }
     }
+}
+
+/// What an idle core's round of stealing came to.
+enum StealRound {
+    /// It took at least one process.
+    Took,
+    /// Nothing taken; a victim with work refused only for its cooldown, which ends at this
+    /// counter reading.
+    CoolingUntil(u64),
+    /// Nothing to take anywhere.
+    Nothing,
 }
 
 fn sleep(me: &CoreScheduler) {
