@@ -10,6 +10,9 @@ use beamcore::report::JsonObject;
 use beamcore::sched::telemetry;
 use beamcore::{ExitCode, println, smp, workloads};
 
+/// Seconds of guest time without progress after which the watchdog ends the run.
+const PROGRESS_WATCHDOG_S: u64 = 10;
+
 fn boot_check(core: usize) {
     let me = smp::core(core);
     let start = me.ticks();
@@ -31,6 +34,8 @@ fn main() -> ExitCode {
     let ticks = beamcore::boot_config().ticks;
     println!("boot check: each of {cores} cores took {ticks} ticks of its own and an SGI from every other core");
 
+    // From here on a run that stops making progress is ended with a report, not left to hang.
+    beamcore::sched::arm_progress_watchdog(PROGRESS_WATCHDOG_S);
     let workload = beamcore::boot_config().workload;
     let started = beamcore::time::now_ticks();
     let outcome = workloads::run(workload);

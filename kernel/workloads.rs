@@ -75,10 +75,42 @@ pub fn run(workload: Workload) -> Outcome {
         Workload::Bang => bang(100, 100),
         Workload::Big => big(100),
     };
+    let mut outcome = outcome;
+    if let Err(why) = wait_for_processes_to_end(baseline) {
+        outcome.ok = false;
+        outcome.detail = format!("{}; {why}", outcome.detail);
+    }
+    // A workload that failed early may have left answers from processes that finished after
+    // it gave up: drop them, so they do not reach whatever the program runs next.
+    while sched::receive_timeout(0).is_some() {}
+    outcome
+}
+
+/// Guest time a workload's processes get to end once it has returned.
+const END_GRACE_US: u64 = 30_000_000;
+
+/// Waits until only `baseline` processes are left, or says how many did not end in time.
+fn wait_for_processes_to_end(baseline: usize) -> Result<(), String> {
+    let deadline = crate::time::now_ticks() + crate::time::us_to_ticks(END_GRACE_US);
     while sched::process_count() > baseline {
+        if crate::time::now_ticks() > deadline {
+            let left = sched::process_count() - baseline;
+            return Err(format!(
+                "{left} of its processes had not ended {} s after it returned",
+                END_GRACE_US / 1_000_000
+            ));
+        }
         sched::yield_now();
     }
-    outcome
+    Ok(())
+}
+
+/// Ends the processes a workload started before it gave up (they may wait for messages that
+/// will never come); those already ended are skipped.
+fn end_all(pids: &[Pid]) {
+    for &pid in pids {
+        let _ = sched::kill(pid);
+    }
 }
 
 /// Migrations made by max-priority processes of the `mixed` workload (0 with `protect_max=on`).
@@ -112,6 +144,26 @@ fn exactly_once(words: &[u64], count: usize) -> Result<(), String> {
     match seen.iter().position(|&n| n != 1) {
         Some(i) => Err(format!("process {i} reported {} times", seen[i])),
         None => Ok(()),
+    }
+}
+
+/// Spawns, retrying for a while when memory is short (other processes may be about to end and
+/// free theirs); gives up with the error after a bounded number of tries.
+fn spawn_patiently<F: FnOnce() + Send + Clone + 'static>(
+    options: SpawnOptions,
+    function: F,
+) -> Result<Pid, sched::SpawnError> {
+    const TRIES: u32 = 64;
+    let mut tries = 0;
+    loop {
+        match sched::spawn_with(options, function.clone()) {
+            Ok(pid) => return Ok(pid),
+            Err(sched::SpawnError::OutOfMemory(_)) if tries < TRIES => {
+                tries += 1;
+                sched::yield_now();
+            }
+            Err(error) => return Err(error),
+        }
     }
 }
 
@@ -151,26 +203,36 @@ pub fn fib(n: u64) -> Outcome {
             n
         } else {
             let me = sched::self_pid().expect("a process");
+            let mut children = 0;
+            let mut failed = false;
             for child in [n - 1, n - 2] {
-                let options = SpawnOptions::default().stack_bytes(4096);
-                let mut spawned = sched::spawn_with(options, move || node(child, me));
-                while spawned.is_err() {
-                    // The stack pool is momentarily full: let others finish and free theirs.
-                    sched::yield_now();
-                    spawned = sched::spawn_with(options, move || node(child, me));
+                match spawn_patiently(SpawnOptions::default().stack_bytes(4096), move || node(child, me)) {
+                    Ok(_) => {
+                        SPAWNED.fetch_add(1, Ordering::Relaxed);
+                        children += 1;
+                    }
+                    Err(error) => {
+                        FIRST_ERROR.call_once(|| error);
+                        failed = true;
+                    }
                 }
-                SPAWNED.fetch_add(1, Ordering::Relaxed);
             }
+            // Wait for every child that exists, so none is left blocked, then pass a failure up.
             let mut sum = 0;
-            for _ in 0..2 {
-                if let Message::Word(value) = sched::receive() {
-                    sum += value;
+            for _ in 0..children {
+                match sched::receive() {
+                    Message::Word(FAILED) => failed = true,
+                    Message::Word(value) => sum += value,
+                    _ => {}
                 }
             }
-            sum
+            if failed { FAILED } else { sum }
         };
         let _ = sched::send(parent, Message::Word(result));
     }
+    /// What a node sends up when a spawn below it failed.
+    const FAILED: u64 = u64::MAX;
+    static FIRST_ERROR: spin::Once<sched::SpawnError> = spin::Once::new();
     let me = sched::self_pid().expect("run from a process");
     SPAWNED.store(1, Ordering::Relaxed);
     if let Err(error) = sched::spawn_with(SpawnOptions::default().stack_bytes(4096), move || node(n, me)) {
@@ -182,6 +244,15 @@ pub fn fib(n: u64) -> Outcome {
         Some(Message::Word(value)) if value == expected => {
             let processes = SPAWNED.load(Ordering::Relaxed);
             Outcome { ok: true, detail: format!("fib({n}) = {value} over {processes} processes"), processes }
+        }
+        Some(Message::Word(FAILED)) => {
+            let processes = SPAWNED.load(Ordering::Relaxed);
+            let why = FIRST_ERROR.get().map_or_else(|| "unknown".into(), |e| format!("{e}"));
+            Outcome {
+                ok: false,
+                detail: format!("fib({n}): a spawn failed after {processes} processes: {why}"),
+                processes,
+            }
         }
         other => Outcome { ok: false, detail: format!("fib({n}): got {other:?}, expected {expected}"), processes },
     }
@@ -215,7 +286,13 @@ pub fn ring(members: u64, laps: u64) -> Outcome {
         };
         match sched::spawn_with(options, member) {
             Ok(pid) => pids.push(pid),
-            Err(error) => return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i as u64 },
+            Err(error) => {
+                // The members spawned so far wait for their neighbour: stop them.
+                for &pid in &pids {
+                    let _ = sched::send(pid, Message::Word(STOP));
+                }
+                return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i as u64 };
+            }
         }
     }
     for (i, &pid) in pids.iter().enumerate() {
@@ -436,6 +513,7 @@ fn uts_count(id: u64, children: u64, percent: u64, depth: u32) -> u64 {
 /// children on its own core and sums their counts); the total must equal a sequential count.
 pub fn uts(root_children: u64, children: u64, percent: u64) -> Outcome {
     static NODES: AtomicU64 = AtomicU64::new(0);
+    static IN_PLACE: AtomicU64 = AtomicU64::new(0);
     fn node(id: u64, kids: u64, children: u64, percent: u64, depth: u32, parent: Pid) {
         unit(None);
         let me = sched::self_pid().expect("a process");
@@ -450,8 +528,12 @@ pub fn uts(root_children: u64, children: u64, percent: u64) -> Outcome {
                     NODES.fetch_add(1, Ordering::Relaxed);
                     spawned += 1;
                 }
-                // No memory for another process: count that subtree here instead.
-                Err(_) => local += uts_count(child, children, percent, depth + 1),
+                // No memory for another process: count that subtree here instead (the answer
+                // stays exact; the report says how often this happened).
+                Err(_) => {
+                    IN_PLACE.fetch_add(1, Ordering::Relaxed);
+                    local += uts_count(child, children, percent, depth + 1)
+                }
             }
         }
         let mut total = 1 + local;
@@ -465,6 +547,7 @@ pub fn uts(root_children: u64, children: u64, percent: u64) -> Outcome {
     let me = sched::self_pid().expect("run from a process");
     let expected = 1 + (0..root_children).map(|i| uts_count(uts_child_id(0, i), children, percent, 1)).sum::<u64>();
     NODES.store(1, Ordering::Relaxed);
+    IN_PLACE.store(0, Ordering::Relaxed);
     let options = SpawnOptions::default().stack_bytes(8192).on_core(0);
     if let Err(error) = sched::spawn_with(options, move || node(0, root_children, children, percent, 0, me)) {
         return Outcome { ok: false, detail: format!("spawn root: {error}"), processes: 0 };
@@ -473,7 +556,12 @@ pub fn uts(root_children: u64, children: u64, percent: u64) -> Outcome {
     match sched::receive_timeout(120_000_000) {
         Some(Message::Word(total)) => Outcome {
             ok: total == expected,
-            detail: format!("binomial tree of {total} nodes (sequential count {expected})"),
+            detail: match IN_PLACE.load(Ordering::Relaxed) {
+                0 => format!("binomial tree of {total} nodes (sequential count {expected})"),
+                n => format!(
+                    "binomial tree of {total} nodes (sequential count {expected}; {n} subtrees counted in place: no memory to spawn)"
+                ),
+            },
             processes: NODES.load(Ordering::Relaxed),
         },
         other => Outcome { ok: false, detail: format!("uts: got {other:?}, expected {expected}"), processes },
@@ -514,6 +602,8 @@ pub fn bang(senders: u64, messages: u64) -> Outcome {
             credit(messages / 16);
         });
         if let Err(error) = spawned {
+            // The receiver waits for every sender's messages: it would wait forever.
+            end_all(&[receiver]);
             return Outcome { ok: false, detail: format!("spawn sender {sender}: {error}"), processes: sender + 1 };
         }
     }
@@ -576,7 +666,11 @@ pub fn big(n: u64) -> Outcome {
         };
         match sched::spawn_with(options, member) {
             Ok(pid) => pids.push(pid),
-            Err(error) => return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i },
+            Err(error) => {
+                // The members spawned so far wait for the list of peers: end them.
+                end_all(&pids);
+                return Outcome { ok: false, detail: format!("spawn {i}: {error}"), processes: i };
+            }
         }
     }
     for &pid in &pids {
@@ -596,6 +690,7 @@ pub fn big(n: u64) -> Outcome {
 /// A test kernel's whole `main`: runs the workload the bootargs name, checks the balancer's
 /// rules with [`check_balancer_invariants`], prints `test: <summary>` or `test failed: <why>`.
 pub fn run_configured_and_check() -> crate::ExitCode {
+    sched::arm_progress_watchdog(10);
     let workload = crate::boot_config().workload;
     let outcome = run(workload);
     match check_balancer_invariants(workload, &outcome) {

@@ -20,6 +20,8 @@ mod scheduler;
 pub mod telemetry;
 #[cfg(target_os = "none")]
 pub mod trace;
+#[cfg(target_os = "none")]
+mod watchdog;
 
 #[cfg(target_os = "none")]
 pub use api::{
@@ -41,3 +43,5 @@ pub(crate) use scheduler::{
 };
 
 pub use priority::Priority;
+#[cfg(target_os = "none")]
+pub use watchdog::{arm_progress_watchdog, disarm_progress_watchdog};

@@ -854,6 +854,7 @@ pub(crate) fn current_slot() -> Option<u32> {
 
 /// Timer tick (IRQ context): ends the running process's slice when it has had its time.
 pub(crate) fn on_tick(frame: &mut TrapFrame) {
+    super::watchdog::on_tick();
     if !context::interrupted_process(frame) {
         return;
     }
