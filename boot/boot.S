@@ -1,7 +1,9 @@
 // beamcore entry: the first instructions every core executes.
 //
 // The boot core enters at `_start` (QEMU virt: EL1, or EL2 with virtualization=on; Pi 4: EL2),
-// with x0 = device tree address or 0. Secondary cores enter at `_secondary_start`, either from
+// with x0 = device tree address or 0. Entry at EL3 is refused (see `el3_refuse`): beamcore has
+// no secure-world set-up (SCR_EL3, GIC security groups, PSCI) to drop from EL3 with, and a loader
+// that enters at EL3 (QEMU virt,secure=on without firmware) starts every core at `_start` at once. Secondary cores enter at `_secondary_start`, either from
 // PSCI CPU_ON (x0 = the context we passed: their logical core id) or from the Pi's spin table
 // (x0 = 0; `_spin_table_start` derives the id from MPIDR.Aff0).
 //
@@ -15,9 +17,12 @@
 .section .text.boot, "ax"
 
 // Drop from EL2 to EL1 if entered at EL2; leaves the entry EL in \el_reg. Clobbers x9.
-.macro drop_to_el1 el_reg
+// Entered at EL3, branches to \el3_target instead (and never drops).
+.macro drop_to_el1 el_reg, el3_target
     mrs     \el_reg, CurrentEL
     lsr     \el_reg, \el_reg, #2
+    cmp     \el_reg, #3
+    b.eq    \el3_target
     cmp     \el_reg, #2
     b.ne    1f
     // EL1 runs AArch64; nothing else of EL2 (no traps, no stage-2).
@@ -86,7 +91,7 @@
 .global _start
 _start:
     mov     x19, x0                 // device tree address (or 0 / ATAGs)
-    drop_to_el1 x20                 // x20 = entry EL
+    drop_to_el1 x20, el3_refuse     // x20 = entry EL
     enable_fp
     mov     x21, #0
     set_boot_stack x21
@@ -109,7 +114,7 @@ _start:
 .global _secondary_start
 _secondary_start:
     mov     x19, x0
-    drop_to_el1 x20
+    drop_to_el1 x20, park           // at EL3 only `_start`'s reporting core says why
     enable_fp
     ldr     x9, =MAX_CORES
     cmp     x19, x9
@@ -127,6 +132,25 @@ _spin_table_start:
     mrs     x0, mpidr_el1
     and     x0, x0, #0xff
     b       _secondary_start
+
+// Entered at EL3: every core may be here at once (QEMU virt,secure=on starts them all at
+// `_start`), .bss is not zeroed and no lock works with the MMU off. So exactly one core reports,
+// chosen without any shared memory: the one whose MPIDR affinity (Aff3.Aff2.Aff1.Aff0) is
+// 0.0.0.0. Every other core parks. The reporting core gets core 0's boot stack (no other core
+// uses it: they park before touching memory) and FP/SIMD untrapped at EL3 (CPTR_EL3 = 0; Rust
+// code may use NEON registers), then `el3_entry_refused` prints why and ends the run.
+el3_refuse:
+    mrs     x9, mpidr_el1
+    ubfx    x10, x9, #0, #24        // Aff2.Aff1.Aff0
+    ubfx    x11, x9, #32, #8        // Aff3
+    orr     x10, x10, x11
+    cbnz    x10, park
+    msr     cptr_el3, xzr
+    isb
+    mov     x21, #0
+    set_boot_stack x21
+    bl      el3_entry_refused
+    b       park
 
 park:
     wfe

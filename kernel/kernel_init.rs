@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::drivers::gic::Gic;
 use crate::exit::{ExitCode, exit};
 use crate::mm::layout::{self, MAX_CORES};
-use crate::platform::{EnableMethod, Platform, PsciConduit, Region, Source};
+use crate::platform::{BootargsCut, EnableMethod, Platform, PsciConduit, Region, Source};
 use crate::time::{self, Deadline};
 use crate::{board, console, println, sched, smp};
 
@@ -112,11 +112,11 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     }
     println!("platform: {platform}");
 
-    let parsed = crate::config::parse(&platform.bootargs);
+    let parsed = crate::config::parse(&platform.bootargs, platform.bootargs_cut == BootargsCut::InWord);
     for rejection in &parsed.rejections {
         println!("{rejection}");
     }
-    if platform.bootargs_truncated {
+    if platform.bootargs_cut != BootargsCut::Whole {
         println!("bootargs: command line ignored beyond {} bytes: too long", crate::platform::MAX_BOOTARGS_BYTES);
     }
     let config = *CONFIG.call_once(|| parsed.config);

@@ -3,8 +3,9 @@
 
 Each tests/NN_name.rs is a small kernel. Its header lines say how to run and judge it:
 
-    //! qemu-test: configs=all                 (or a comma list of CONFIGS names; default a72-smp4)
-    //! qemu-test: append=ticks=3 bogus=1      (kernel command line)
+    //! qemu-test: configs=all                 (or a comma list of CONFIGS names; default a72-smp4;
+                                               `all` leaves out secure-smp4, entry at EL3)
+    //! qemu-test: append=ticks=3 bogus=1      (kernel command line; \\xNN is that raw byte)
     //! qemu-test: exit=1                      (expected QEMU status; default 0)
     //! qemu-test: expect=<regex>              (a console line must match; repeatable)
     //! qemu-test: forbid=<regex>              (no console line may match; repeatable)
@@ -54,7 +55,12 @@ CONFIGS = {
     "el2-smp4": ("virt,virtualization=on", "cortex-a72", 4),
     "a53-smp4": ("virt", "cortex-a53", 4),
     "max-smp4": ("virt", "max", 4),
+    # Entry at EL3 (QEMU starts every core at the kernel's entry): beamcore must refuse it.
+    # Only tests that name it run here; `configs=all` leaves it out (see ALL_CONFIGS).
+    "secure-smp4": ("virt,secure=on", "cortex-a72", 4),
 }
+# What `configs=all` means: every configuration a kernel is expected to boot on.
+ALL_CONFIGS = [name for name in CONFIGS if name != "secure-smp4"]
 DEFAULT_CONFIGS = ["a72-smp4"]
 # QEMU raspi4b: not part of `configs=all`; its cases are listed below.
 RPI4_CONFIG = "rpi4"
@@ -86,6 +92,15 @@ PARKED_MAX_CPU_SHARE = 0.05
 HEADER = re.compile(r"^//!\s*qemu-test:\s*([a-z-]+)=(.*)$")
 
 
+RAW_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
+
+
+def raw_bytes(text: str) -> str:
+    """`\\xNN` in a command line becomes that byte (a command line need not be UTF-8). Bytes of
+    0x80 and above become surrogate escapes, which subprocess hands to QEMU as the raw byte."""
+    return RAW_BYTE.sub(lambda m: bytes([int(m.group(1), 16)]).decode("utf-8", "surrogateescape"), text)
+
+
 def parse_header(source: Path):
     spec = {"configs": DEFAULT_CONFIGS, "append": "", "exit": 0, "expect": [], "forbid": [],
             "expect_count": [], "timeout": 60, "qemu_args": [], "variants": [""]}
@@ -95,7 +110,7 @@ def parse_header(source: Path):
             continue
         key, value = m.group(1), m.group(2).strip()
         if key == "configs":
-            spec["configs"] = list(CONFIGS) if value == "all" else [c.strip() for c in value.split(",")]
+            spec["configs"] = list(ALL_CONFIGS) if value == "all" else [c.strip() for c in value.split(",")]
             unknown = [c for c in spec["configs"] if c not in CONFIGS]
             if unknown:
                 sys.exit(f"{source}: unknown config(s) {unknown}; known: {list(CONFIGS)}")
@@ -161,7 +176,7 @@ def build_rpi4(names, release: bool, cargo_args):
 
 
 def run_case(executable, config, spec, variant, dtb=None):
-    append = " ".join(part for part in (spec["append"], variant) if part)
+    append = raw_bytes(" ".join(part for part in (spec["append"], variant) if part))
     if config == RPI4_CONFIG:
         smp = RPI4_SMP
         cmd = rpi4.qemu_command(executable, dtb, append) + spec["qemu_args"]

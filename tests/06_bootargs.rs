@@ -4,7 +4,7 @@
 //! qemu-test: append=slice_us=abc bogus=1 maxcpus=2 ticks=0 ticks=7 noequals strategy=busiest retries=-1 steal=all
 //! qemu-test: expect=^bootargs: slice_us=abc ignored: not a decimal number$
 //! qemu-test: expect=^bootargs: bogus=1 ignored: unknown key \(known: slice_us, maxcpus, ticks, reductions, strategy,
-//! qemu-test: expect=^bootargs: ticks=0 ignored: out of range 1..=100000$
+//! qemu-test: expect=^bootargs: ticks=0 ignored: out of range 1..=10000$
 //! qemu-test: expect=^bootargs: noequals ignored: expected key=value$
 //! qemu-test: expect=^bootargs: strategy=busiest ignored: expected one of random\|load\|locality\|p2c\|adaptive$
 //! qemu-test: expect=^bootargs: retries=-1 ignored: not a decimal number$

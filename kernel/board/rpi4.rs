@@ -83,8 +83,8 @@ pub fn default_platform(boot_mpidr: u64) -> Platform {
             cpu_interface: Region { base: 0xff84_2000, bytes: 0x2000 },
         },
         enable_method: EnableMethod::SpinTable,
-        bootargs: heapless::String::new(),
-        bootargs_truncated: false,
+        bootargs: heapless::Vec::new(),
+        bootargs_cut: crate::platform::BootargsCut::Whole,
     }
 }
 

@@ -50,8 +50,8 @@ pub fn default_platform(boot_mpidr: u64) -> Platform {
             cpu_interface: Region { base: 0x0801_0000, bytes: 0x1_0000 },
         },
         enable_method: EnableMethod::Psci(PsciConduit::Hvc),
-        bootargs: heapless::String::new(),
-        bootargs_truncated: false,
+        bootargs: heapless::Vec::new(),
+        bootargs_cut: crate::platform::BootargsCut::Whole,
     }
 }
 

@@ -2,16 +2,20 @@
 //! [`Config`].
 //!
 //! The command line comes from QEMU's `-append`, the device tree's `/chosen/bootargs` or, on the
-//! Pi, `cmdline.txt`. Parsing never fails as a whole: a word that is not understood is reported
-//! as a [`Rejection`] (printed as `bootargs: <what> ignored: <why>`) and the setting keeps its
-//! default, so a typo costs a warning, not a boot. Words that name another program's setting
-//! (`console=…`, `module.param=…`, which the Pi's firmware adds) are recognised and skipped.
+//! Pi, `cmdline.txt`, as raw bytes: nothing guarantees UTF-8. Parsing never fails as a whole: the
+//! line is split into words at ASCII whitespace, and a word that is not understood (not UTF-8,
+//! cut off at the command-line limit, unknown, out of range, ...) is reported as a [`Rejection`]
+//! (printed as `bootargs: <what> ignored: <why>`, with control characters and bytes that are
+//! not UTF-8 escaped) and the setting keeps its default, so a typo costs a warning, not a boot.
+//! Words that name another program's setting (`console=…`, `module.param=…`, which the Pi's
+//! firmware adds) are recognised and skipped.
 //!
 //! Pure code: tested on the host.
 
 use core::fmt;
 
 use crate::mm::layout::MAX_CORES;
+use crate::platform::MAX_BOOTARGS_BYTES;
 use crate::sched::balance::{BalanceConfig, StealAmount, Strategy};
 
 /// Settings chosen at boot. `Default` gives the documented defaults.
@@ -21,7 +25,7 @@ pub struct Config {
     pub slice_us: u32,
     /// Most cores to bring up, counting the boot core (like Linux's `maxcpus=`).
     pub maxcpus: usize,
-    /// Timer ticks every core waits in the boot workload before reporting.
+    /// Timer ticks every core waits in the boot workload before reporting (at most [`MAX_TICKS`]).
     pub ticks: u32,
     /// Reductions (units of work) a process may spend in one slice before it must yield.
     pub reductions: u32,
@@ -126,12 +130,20 @@ pub enum RejectReason {
     UnknownKey,
     /// The value is not a decimal number.
     NotANumber,
+    /// A decimal number, but too large even to hold (more than `u64::MAX`); `max` is the
+    /// setting's largest value.
+    TooLarge { max: u64 },
     /// The number is outside the setting's range.
     OutOfRange { min: u64, max: u64 },
     /// The value is not one of the setting's names.
     NotOneOf(&'static [&'static str]),
     /// The command line has more words than the kernel keeps track of.
     TooManyWords,
+    /// The word holds bytes that are not UTF-8.
+    NotUtf8,
+    /// The word is the last one kept of a command line longer than [`MAX_BOOTARGS_BYTES`], and
+    /// the limit cut it: what is left may be valid and mean something else.
+    CutOff,
 }
 
 impl fmt::Display for RejectReason {
@@ -140,6 +152,7 @@ impl fmt::Display for RejectReason {
             RejectReason::NotKeyValue => write!(f, "expected key=value"),
             RejectReason::UnknownKey => write!(f, "unknown key (known: {})", KnownKeys),
             RejectReason::NotANumber => write!(f, "not a decimal number"),
+            RejectReason::TooLarge { max } => write!(f, "number too large (at most {max})"),
             RejectReason::OutOfRange { min, max } => write!(f, "out of range {min}..={max}"),
             RejectReason::NotOneOf(names) => {
                 write!(f, "expected one of ")?;
@@ -149,6 +162,8 @@ impl fmt::Display for RejectReason {
                 Ok(())
             }
             RejectReason::TooManyWords => write!(f, "too many words on the command line"),
+            RejectReason::NotUtf8 => write!(f, "not valid UTF-8"),
+            RejectReason::CutOff => write!(f, "cut off at the {MAX_BOOTARGS_BYTES}-byte command-line limit"),
         }
     }
 }
@@ -156,13 +171,43 @@ impl fmt::Display for RejectReason {
 /// A word of the command line that was not applied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rejection<'a> {
-    pub word: &'a str,
+    /// The word's raw bytes (not necessarily UTF-8).
+    pub word: &'a [u8],
     pub reason: RejectReason,
 }
 
 impl fmt::Display for Rejection<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "bootargs: {} ignored: {}", self.word, self.reason)
+        write!(f, "bootargs: {} ignored: {}", Escaped(self.word), self.reason)
+    }
+}
+
+/// Shows bytes from the command line safely on a terminal: UTF-8 text as it is, except that
+/// control characters (C0, DEL, C1) and bytes that are not UTF-8 appear as `\xNN` (one per
+/// byte) and a backslash as `\\`, so an escape sequence on the command line cannot drive the
+/// terminal and what is shown can be told apart from what was typed.
+pub struct Escaped<'a>(pub &'a [u8]);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for chunk in self.0.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c == '\\' {
+                    f.write_str("\\\\")?;
+                } else if c.is_control() {
+                    let mut buffer = [0; 4];
+                    for byte in c.encode_utf8(&mut buffer).bytes() {
+                        write!(f, "\\x{byte:02x}")?;
+                    }
+                } else {
+                    write!(f, "{c}")?;
+                }
+            }
+            for byte in chunk.invalid() {
+                write!(f, "\\x{byte:02x}")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -209,7 +254,7 @@ const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed", "nqueens", "u
 const SETTINGS: &[Setting] = &[
     number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),
     number("maxcpus", 1, MAX_CORES as u64, |c, v| c.maxcpus = v as usize),
-    number("ticks", 1, 100_000, |c, v| c.ticks = v as u32),
+    number("ticks", 1, MAX_TICKS, |c, v| c.ticks = v as u32),
     number("reductions", 1, 1_000_000, |c, v| c.reductions = v as u32),
     choice("strategy", STRATEGIES, |c, i| c.strategy = Strategy::ALL[i]),
     number("min_steal", 1, 1_000, |c, v| c.balance.min_steal = v as usize),
@@ -224,6 +269,10 @@ const SETTINGS: &[Setting] = &[
     choice("workload", WORKLOADS, |c, i| c.workload = Workload::ALL[i]),
     choice("trace", ON_OFF, |c, i| c.trace = i == 1),
 ];
+
+/// Largest `ticks=`: the boot check of `make run` waits this many ticks with no progress line,
+/// so at the default 1 ms tick at most 10 s.
+pub const MAX_TICKS: u64 = 10_000;
 
 /// Keys that belong to other software sharing the command line (Linux-style console and root
 /// settings the Pi firmware writes); they are skipped silently.
@@ -241,11 +290,22 @@ impl fmt::Display for KnownKeys {
     }
 }
 
-/// Parses a command line. Later words override earlier ones for the same key.
-pub fn parse(command_line: &str) -> Parsed<'_> {
+/// Parses a command line (raw bytes, words separated by ASCII whitespace). Later words override
+/// earlier ones for the same key. `last_word_cut`: the line is the beginning of a longer one,
+/// cut inside its last word (see [`crate::platform::BootargsCut::InWord`]); that word is
+/// rejected, not applied.
+pub fn parse(command_line: &[u8], last_word_cut: bool) -> Parsed<'_> {
     let mut parsed = Parsed { config: Config::default(), rejections: heapless::Vec::new() };
-    for word in command_line.split_ascii_whitespace() {
-        if let Err(reason) = apply_word(&mut parsed.config, word) {
+    let mut words = command_line.split(u8::is_ascii_whitespace).filter(|word| !word.is_empty()).peekable();
+    while let Some(word) = words.next() {
+        let outcome = if last_word_cut && words.peek().is_none() {
+            Err(RejectReason::CutOff)
+        } else {
+            core::str::from_utf8(word)
+                .map_err(|_| RejectReason::NotUtf8)
+                .and_then(|text| apply_word(&mut parsed.config, text))
+        };
+        if let Err(reason) = outcome {
             let rejection = Rejection { word, reason };
             if parsed.rejections.push(rejection).is_err() {
                 let last = parsed.rejections.len() - 1;
@@ -268,7 +328,10 @@ fn apply_word(config: &mut Config, word: &str) -> Result<(), RejectReason> {
     };
     match setting.value {
         Value::Number { min, max, apply } => {
-            let number = parse_number(value).ok_or(RejectReason::NotANumber)?;
+            let number = parse_number(value).map_err(|error| match error {
+                NumberError::NotDecimal => RejectReason::NotANumber,
+                NumberError::Overflow => RejectReason::TooLarge { max },
+            })?;
             if !(min..=max).contains(&number) {
                 return Err(RejectReason::OutOfRange { min, max });
             }
@@ -282,21 +345,37 @@ fn apply_word(config: &mut Config, word: &str) -> Result<(), RejectReason> {
     Ok(())
 }
 
+/// Why a value is not a number.
+enum NumberError {
+    /// Empty, or a character other than a digit or `_`.
+    NotDecimal,
+    /// Digits only, but more than `u64::MAX`.
+    Overflow,
+}
+
 /// A decimal number; `_` may group digits (`10_000`).
-fn parse_number(text: &str) -> Option<u64> {
-    let mut value: u64 = 0;
-    let mut digits = 0;
-    for c in text.chars().filter(|&c| c != '_') {
-        let digit = c.to_digit(10)?;
-        value = value.checked_mul(10)?.checked_add(u64::from(digit))?;
-        digits += 1;
+fn parse_number(text: &str) -> Result<u64, NumberError> {
+    let mut digits = text.bytes().filter(|&b| b != b'_').peekable();
+    if digits.peek().is_none() || !text.bytes().all(|b| b == b'_' || b.is_ascii_digit()) {
+        return Err(NumberError::NotDecimal);
     }
-    (digits > 0).then_some(value)
+    digits.try_fold(0u64, |value, digit| {
+        value.checked_mul(10).and_then(|v| v.checked_add(u64::from(digit - b'0'))).ok_or(NumberError::Overflow)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A whole command line given as text.
+    fn parse(line: &str) -> Parsed<'_> {
+        super::parse(line.as_bytes(), false)
+    }
+
+    fn words<'a>(parsed: &Parsed<'a>) -> Vec<(&'a [u8], RejectReason)> {
+        parsed.rejections.iter().map(|r| (r.word, r.reason)).collect()
+    }
 
     #[test]
     fn empty_command_line_gives_defaults() {
@@ -316,16 +395,15 @@ mod tests {
     fn bad_words_are_reported_and_defaults_stay() {
         let parsed = parse("slice_us=fast maxcpus=0 bogus=1 ticks justtext =3");
         assert_eq!(parsed.config, Config::default());
-        let got: Vec<_> = parsed.rejections.iter().map(|r| (r.word, r.reason)).collect();
         assert_eq!(
-            got,
+            words(&parsed),
             vec![
-                ("slice_us=fast", RejectReason::NotANumber),
-                ("maxcpus=0", RejectReason::OutOfRange { min: 1, max: MAX_CORES as u64 }),
-                ("bogus=1", RejectReason::UnknownKey),
-                ("ticks", RejectReason::NotKeyValue),
-                ("justtext", RejectReason::NotKeyValue),
-                ("=3", RejectReason::NotKeyValue),
+                (&b"slice_us=fast"[..], RejectReason::NotANumber),
+                (b"maxcpus=0", RejectReason::OutOfRange { min: 1, max: MAX_CORES as u64 }),
+                (b"bogus=1", RejectReason::UnknownKey),
+                (b"ticks", RejectReason::NotKeyValue),
+                (b"justtext", RejectReason::NotKeyValue),
+                (b"=3", RejectReason::NotKeyValue),
             ]
         );
         assert_eq!(parsed.rejections[0].to_string(), "bootargs: slice_us=fast ignored: not a decimal number");
@@ -346,7 +424,7 @@ mod tests {
     #[test]
     fn huge_numbers_and_too_many_words_do_not_panic() {
         let parsed = parse("ticks=99999999999999999999999999999");
-        assert_eq!(parsed.rejections[0].reason, RejectReason::NotANumber);
+        assert_eq!(parsed.rejections[0].reason, RejectReason::TooLarge { max: MAX_TICKS });
         let many = "x ".repeat(100);
         let parsed = parse(&many);
         assert_eq!(parsed.rejections.len(), MAX_REJECTIONS);
@@ -384,5 +462,142 @@ mod tests {
         assert_eq!(parsed.config, Config::default());
         assert_eq!(parsed.rejections[0].reason, RejectReason::NotANumber);
         assert_eq!(parsed.rejections[1].reason, RejectReason::OutOfRange { min: 1, max: 64 });
+    }
+
+    #[test]
+    fn a_word_that_is_not_utf8_is_reported_and_the_others_apply() {
+        let parsed = super::parse(b"ticks=7 bad\xffword=1 maxcpus=2 \xc3", false);
+        assert_eq!(parsed.config, Config { ticks: 7, maxcpus: 2, ..Config::default() });
+        assert_eq!(
+            words(&parsed),
+            vec![(&b"bad\xffword=1"[..], RejectReason::NotUtf8), (b"\xc3", RejectReason::NotUtf8)]
+        );
+        assert_eq!(parsed.rejections[0].to_string(), "bootargs: bad\\xffword=1 ignored: not valid UTF-8");
+        assert_eq!(parsed.rejections[1].to_string(), "bootargs: \\xc3 ignored: not valid UTF-8");
+        // A valid value followed by a bad byte is not applied either.
+        let parsed = super::parse(b"ticks=5\x80", false);
+        assert_eq!(parsed.config, Config::default());
+        assert_eq!(parsed.rejections[0].reason, RejectReason::NotUtf8);
+    }
+
+    #[test]
+    fn a_word_cut_at_the_limit_is_reported_not_applied() {
+        let parsed = super::parse(b"ticks=7 slice_us=100", true);
+        assert_eq!(parsed.config, Config { ticks: 7, ..Config::default() }, "slice_us=100 must not apply");
+        assert_eq!(words(&parsed), vec![(&b"slice_us=100"[..], RejectReason::CutOff)]);
+        assert_eq!(
+            parsed.rejections[0].to_string(),
+            "bootargs: slice_us=100 ignored: cut off at the 512-byte command-line limit"
+        );
+        // Not cut: the same last word applies.
+        assert_eq!(super::parse(b"ticks=7 slice_us=100", false).config.slice_us, 100);
+        // Trailing whitespace does not make another word the last one.
+        assert_eq!(words(&super::parse(b"ticks=7  ", true)), vec![(&b"ticks=7"[..], RejectReason::CutOff)]);
+    }
+
+    #[test]
+    fn the_limit_cuts_a_long_command_line_in_a_word_and_that_word_is_ignored() {
+        // The way the kernel gets there: the platform keeps 512 bytes and says where it cut.
+        let mut line = Vec::new();
+        while line.len() < MAX_BOOTARGS_BYTES - "slice_us=100".len() {
+            line.extend_from_slice(b"x.pad=1 ");
+        }
+        line.truncate(MAX_BOOTARGS_BYTES - "slice_us=100".len() - 1);
+        line.extend_from_slice(b" slice_us=1000000 ticks=3");
+        let mut kept = heapless::Vec::<u8, MAX_BOOTARGS_BYTES>::new();
+        let cut = crate::platform::copy_command_line(&mut kept, &line);
+        assert_eq!(cut, crate::platform::BootargsCut::InWord);
+        assert!(kept.ends_with(b" slice_us=100"));
+        let parsed = super::parse(&kept, cut == crate::platform::BootargsCut::InWord);
+        assert_eq!(parsed.config.slice_us, 1000, "the cut word must not apply as slice_us=100");
+        assert_eq!(words(&parsed).last(), Some(&(&b"slice_us=100"[..], RejectReason::CutOff)));
+    }
+
+    #[test]
+    fn control_characters_and_backslashes_are_escaped_in_rejections() {
+        let parsed = super::parse(b"\x1b[2Jbogus=1 a\\b \x7f=1 k=\xc2\x85 w\xc3\xb6rd", false);
+        let shown: Vec<String> = parsed.rejections.iter().map(|r| r.to_string()).collect();
+        assert!(shown[0].starts_with("bootargs: \\x1b[2Jbogus=1 ignored: unknown key"), "{}", shown[0]);
+        assert_eq!(shown[1], "bootargs: a\\\\b ignored: expected key=value");
+        assert!(shown[2].starts_with("bootargs: \\x7f=1 ignored: unknown key"), "{}", shown[2]);
+        // U+0085 (a C1 control) is escaped byte by byte; printable non-ASCII text is not.
+        assert!(shown[3].starts_with("bootargs: k=\\xc2\\x85 ignored: unknown key"), "{}", shown[3]);
+        assert_eq!(shown[4], "bootargs: w\u{f6}rd ignored: expected key=value");
+        for line in &shown {
+            assert!(!line.chars().any(char::is_control), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn ticks_has_an_upper_bound() {
+        let parsed = parse("ticks=10000 ticks=10001");
+        assert_eq!(parsed.config.ticks, 10_000);
+        assert_eq!(parsed.rejections[0].to_string(), "bootargs: ticks=10001 ignored: out of range 1..=10000");
+        assert_eq!(parse("ticks=100000").config.ticks, Config::default().ticks);
+    }
+
+    #[test]
+    fn numbers_beyond_u64_are_too_large_not_malformed() {
+        let parsed = parse(
+            "slice_us=18446744073709551616 cooldown=1_000_000_000_000_000_000_000 ticks=9x9999999999999999999999",
+        );
+        assert_eq!(
+            words(&parsed),
+            vec![
+                (&b"slice_us=18446744073709551616"[..], RejectReason::TooLarge { max: 1_000_000 }),
+                (b"cooldown=1_000_000_000_000_000_000_000", RejectReason::TooLarge { max: 1 << 40 }),
+                (b"ticks=9x9999999999999999999999", RejectReason::NotANumber),
+            ]
+        );
+        assert_eq!(
+            parsed.rejections[0].to_string(),
+            "bootargs: slice_us=18446744073709551616 ignored: number too large (at most 1000000)"
+        );
+        // u64::MAX itself is a number: out of the setting's range, not too large to read.
+        assert_eq!(
+            parse("ticks=18446744073709551615").rejections[0].reason,
+            RejectReason::OutOfRange { min: 1, max: MAX_TICKS }
+        );
+        assert_eq!(parse("ticks=_").rejections[0].reason, RejectReason::NotANumber);
+    }
+
+    /// Bytes that are never whitespace, with at least one that cannot start or continue UTF-8.
+    fn garbage_word() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        (
+            proptest::collection::vec(any::<u8>().prop_filter("not whitespace", |b| !b.is_ascii_whitespace()), 0..24),
+            0..24usize,
+        )
+            .prop_map(|(mut bytes, at)| {
+                bytes.insert(at.min(bytes.len()), 0xff);
+                bytes
+            })
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes: no panic, every rejection prints without control characters.
+        #[test]
+        fn arbitrary_bytes_never_panic_and_print_safely(
+            line in proptest::collection::vec(proptest::num::u8::ANY, 0..600),
+            cut in proptest::bool::ANY,
+        ) {
+            let parsed = super::parse(&line, cut);
+            for rejection in &parsed.rejections {
+                let shown = rejection.to_string();
+                proptest::prop_assert!(!shown.chars().any(char::is_control), "{:?}", shown);
+            }
+        }
+
+        /// A word that is not UTF-8 never stops the valid words around it from applying, and is
+        /// the one reported.
+        #[test]
+        fn valid_words_apply_around_a_word_that_is_not_utf8(garbage in garbage_word()) {
+            let mut line = b"ticks=7 ".to_vec();
+            line.extend_from_slice(&garbage);
+            line.extend_from_slice(b" maxcpus=2");
+            let parsed = super::parse(&line, false);
+            proptest::prop_assert_eq!(parsed.config, Config { ticks: 7, maxcpus: 2, ..Config::default() });
+            proptest::prop_assert_eq!(words(&parsed), vec![(&garbage[..], RejectReason::NotUtf8)]);
+        }
     }
 }

@@ -32,8 +32,9 @@ const HEADER_WORDS: usize = 2;
 pub struct BootTags<'a> {
     /// RAM banks, in list order (beyond [`MAX_MEMORY_REGIONS`] they are dropped).
     pub memory: heapless::Vec<Region, MAX_MEMORY_REGIONS>,
-    /// The command line without its terminating NUL, if the list has one.
-    pub cmdline: Option<&'a str>,
+    /// The command line without its terminating NUL, if the list has one. Raw bytes: a word
+    /// that is not UTF-8 is the bootargs parser's to report, not a reason to drop the list.
+    pub cmdline: Option<&'a [u8]>,
 }
 
 /// Why bytes are not a usable ATAG list.
@@ -45,8 +46,6 @@ pub enum AtagsError {
     BadTag { offset_bytes: usize, tag: u32, size_words: u32 },
     /// The list runs past the bytes given before its `ATAG_NONE`.
     Truncated { limit_bytes: usize },
-    /// The command line is not UTF-8.
-    CommandLineNotUtf8,
 }
 
 impl fmt::Display for AtagsError {
@@ -59,7 +58,6 @@ impl fmt::Display for AtagsError {
             AtagsError::Truncated { limit_bytes } => {
                 write!(f, "ATAG list runs past {limit_bytes} bytes without ATAG_NONE")
             }
-            AtagsError::CommandLineNotUtf8 => write!(f, "ATAG_CMDLINE is not UTF-8"),
         }
     }
 }
@@ -111,8 +109,7 @@ pub fn parse(bytes: &[u8]) -> Result<BootTags<'_>, AtagsError> {
                 }
             }
             ATAG_CMDLINE => {
-                let text = data.split(|&b| b == 0).next().unwrap_or_default();
-                tags.cmdline = Some(core::str::from_utf8(text).map_err(|_| AtagsError::CommandLineNotUtf8)?);
+                tags.cmdline = Some(data.split(|&b| b == 0).next().unwrap_or_default());
             }
             _ => {}
         }
@@ -156,14 +153,14 @@ mod tests {
         let bytes = qemu_like("ticks=5 maxcpus=2");
         let tags = parse(&bytes).unwrap();
         assert_eq!(tags.memory.as_slice(), &[Region { base: 0, bytes: 960 << 20 }]);
-        assert_eq!(tags.cmdline, Some("ticks=5 maxcpus=2"));
+        assert_eq!(tags.cmdline, Some(&b"ticks=5 maxcpus=2"[..]));
     }
 
     #[test]
     fn command_line_of_every_length_mod_4_loses_nothing() {
         for text in ["", "a", "ab", "abc", "abcd", "abcde"] {
             let bytes = qemu_like(text);
-            assert_eq!(parse(&bytes).unwrap().cmdline, Some(text), "{text:?}");
+            assert_eq!(parse(&bytes).unwrap().cmdline, Some(text.as_bytes()), "{text:?}");
         }
     }
 
@@ -171,7 +168,7 @@ mod tests {
     fn bytes_after_the_list_are_ignored() {
         let mut bytes = qemu_like("x=1");
         bytes.extend([0xff; 64]);
-        assert_eq!(parse(&bytes).unwrap().cmdline, Some("x=1"));
+        assert_eq!(parse(&bytes).unwrap().cmdline, Some(&b"x=1"[..]));
     }
 
     #[test]
@@ -243,8 +240,11 @@ mod tests {
     }
 
     #[test]
-    fn non_utf8_command_line_is_an_error() {
-        let bytes = list(&[(ATAG_CORE, vec![]), (ATAG_CMDLINE, vec![0x0000_80ff])]);
-        assert_eq!(parse(&bytes), Err(AtagsError::CommandLineNotUtf8));
+    fn non_utf8_command_line_is_kept_as_bytes_with_the_memory() {
+        // Bytes ff 80 'a' NUL: not UTF-8; the list (and its RAM bank) stays usable.
+        let bytes = list(&[(ATAG_CORE, vec![]), (ATAG_MEM, vec![1 << 20, 0]), (ATAG_CMDLINE, vec![0x0061_80ff])]);
+        let tags = parse(&bytes).unwrap();
+        assert_eq!(tags.cmdline, Some(&[0xff, 0x80, b'a'][..]));
+        assert_eq!(tags.memory.as_slice(), &[Region { base: 0, bytes: 1 << 20 }]);
     }
 }

@@ -3,7 +3,10 @@
 use fdt::Fdt;
 use fdt::node::FdtNode;
 
-use super::{Cpu, EnableMethod, GicDescription, Platform, PlatformError, PsciConduit, Region, Source, Uart};
+use super::{
+    BootargsCut, Cpu, EnableMethod, GicDescription, Platform, PlatformError, PsciConduit, Region, Source, Uart,
+    copy_command_line,
+};
 
 /// First word of every flattened device tree (big-endian).
 pub const FDT_MAGIC: u32 = 0xd00d_feed;
@@ -82,30 +85,31 @@ pub fn from_device_tree(blob: &[u8], address: u64) -> Result<Platform, PlatformE
         uart: find_uart(&tree)?,
         gic: find_gic(&tree)?,
         enable_method: EnableMethod::SpinTable,
-        bootargs: heapless::String::new(),
-        bootargs_truncated: false,
+        bootargs: heapless::Vec::new(),
+        bootargs_cut: BootargsCut::Whole,
     };
     if let Some(model) = tree.root().property("model").and_then(|p| p.as_str()) {
         push_truncated(&mut platform.model, model);
     }
     read_cpus(&tree, &mut platform)?;
     read_memory(&tree, &mut platform)?;
-    // (Not `tree.chosen()`: it panics on a tree without /chosen.)
-    let bootargs = tree.find_node("/chosen").and_then(|chosen| chosen.property("bootargs")).and_then(|p| p.as_str());
+    // (Not `tree.chosen()`: it panics on a tree without /chosen. Not `as_str`: one byte that is
+    // not UTF-8 would drop the whole line; the bootargs parser sorts the words out.)
+    let bootargs = tree.find_node("/chosen").and_then(|chosen| chosen.property("bootargs")).map(|p| p.value);
     if let Some(args) = bootargs {
-        platform.bootargs_truncated = !push_truncated(&mut platform.bootargs, args.trim());
+        let line = args.split(|&b| b == 0).next().unwrap_or_default();
+        platform.bootargs_cut = copy_command_line(&mut platform.bootargs, line);
     }
     Ok(platform)
 }
 
-/// Appends as much of `text` as fits; false when it was cut.
-pub(super) fn push_truncated<const N: usize>(out: &mut heapless::String<N>, text: &str) -> bool {
+/// Appends as much of `text` as fits.
+fn push_truncated<const N: usize>(out: &mut heapless::String<N>, text: &str) {
     for c in text.chars() {
         if out.push(c).is_err() {
-            return false;
+            return;
         }
     }
-    true
 }
 
 fn read_cpus(tree: &Fdt<'_>, platform: &mut Platform) -> Result<(), PlatformError> {
@@ -434,8 +438,24 @@ mod tests {
     fn virt_with_el2_uses_smc_and_carries_bootargs() {
         let p = load("virt-el2-smp4");
         assert_eq!(p.enable_method, EnableMethod::Psci(PsciConduit::Smc));
-        assert_eq!(p.bootargs.as_str(), "ticks=5 bogus");
-        assert!(!p.bootargs_truncated);
+        assert_eq!(p.bootargs.as_slice(), b"ticks=5 bogus");
+        assert_eq!(p.bootargs_cut, BootargsCut::Whole);
+    }
+
+    #[test]
+    fn bootargs_that_are_not_utf8_are_kept_as_bytes() {
+        // The same tree with one byte of "bogus" made invalid UTF-8: the line is still read
+        // (before, `as_str` failed and the whole command line vanished without a word).
+        let mut raw = blob("virt-el2-smp4");
+        let at = raw.windows(13).position(|w| w == b"ticks=5 bogus").expect("bootargs in the tree");
+        raw[at + 8] = 0xff;
+        remove_nops(&mut raw).unwrap();
+        let p = from_device_tree(&raw, 0x4000_0000).unwrap();
+        assert_eq!(p.bootargs.as_slice(), b"ticks=5 \xffogus");
+        assert_eq!(p.bootargs_cut, BootargsCut::Whole);
+        let parsed = crate::config::parse(&p.bootargs, false);
+        assert_eq!(parsed.config.ticks, 5);
+        assert_eq!(parsed.rejections[0].to_string(), "bootargs: \\xffogus ignored: not valid UTF-8");
     }
 
     #[test]
@@ -455,7 +475,7 @@ mod tests {
                 cpu_interface: Region { base: 0xff84_2000, bytes: 0x2000 },
             }
         );
-        assert_eq!(p.bootargs.as_str(), "ticks=5");
+        assert_eq!(p.bootargs.as_slice(), b"ticks=5");
     }
 
     #[test]
@@ -483,7 +503,7 @@ mod tests {
                 cpu_interface: Region { base: 0xff84_2000, bytes: 0x2000 },
             }
         );
-        assert!(p.bootargs.ends_with("workload=fib strategy=p2c"));
+        assert!(p.bootargs.ends_with(b"workload=fib strategy=p2c"));
     }
 
     #[test]

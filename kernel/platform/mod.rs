@@ -18,7 +18,8 @@ pub use fdt_parse::{FDT_MAGIC, from_device_tree, remove_nops};
 
 use crate::mm::layout::MAX_CORES;
 
-/// Longest kernel command line kept; longer ones are cut (and said so).
+/// Longest kernel command line kept; longer ones are cut (and said so, and a word cut in two is
+/// not applied: see [`BootargsCut`]).
 pub const MAX_BOOTARGS_BYTES: usize = 512;
 /// Most RAM regions kept.
 pub const MAX_MEMORY_REGIONS: usize = 4;
@@ -90,6 +91,38 @@ pub struct Cpu {
     pub release_address: Option<u64>,
 }
 
+/// Whether the command line fit in [`MAX_BOOTARGS_BYTES`], and if not, where it was cut.
+///
+/// The parser must know: the beginning of a cut word is often a valid word with another value
+/// (`slice_us=1000000` cut to `slice_us=100`), so it is reported and not applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootargsCut {
+    /// The whole command line was kept.
+    Whole,
+    /// Longer than the limit, cut between two words: every word kept is whole.
+    BetweenWords,
+    /// Longer than the limit, cut inside a word: the last word kept is only its beginning.
+    InWord,
+}
+
+/// Copies `line` (raw bytes, ASCII whitespace trimmed at both ends) into `out` as far as it
+/// fits, and says where it was cut. The bytes need not be UTF-8: the bootargs parser applies
+/// the valid words and reports the others.
+pub fn copy_command_line<const N: usize>(out: &mut heapless::Vec<u8, N>, line: &[u8]) -> BootargsCut {
+    out.clear();
+    let line = line.trim_ascii();
+    let kept = line.len().min(N);
+    // Cannot fail: `kept` <= N.
+    let _ = out.extend_from_slice(&line[..kept]);
+    match line.get(kept) {
+        None => BootargsCut::Whole,
+        Some(next) if kept == 0 || next.is_ascii_whitespace() || line[kept - 1].is_ascii_whitespace() => {
+            BootargsCut::BetweenWords
+        }
+        Some(_) => BootargsCut::InWord,
+    }
+}
+
 /// Everything the kernel needs to know about the machine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Platform {
@@ -102,9 +135,11 @@ pub struct Platform {
     pub uart: Uart,
     pub gic: GicDescription,
     pub enable_method: EnableMethod,
-    pub bootargs: heapless::String<MAX_BOOTARGS_BYTES>,
-    /// The command line was longer than [`MAX_BOOTARGS_BYTES`] and was cut.
-    pub bootargs_truncated: bool,
+    /// The kernel command line as the loader gave it (raw bytes, not necessarily UTF-8), at most
+    /// [`MAX_BOOTARGS_BYTES`] of it.
+    pub bootargs: heapless::Vec<u8, MAX_BOOTARGS_BYTES>,
+    /// Whether [`Self::bootargs`] is the whole command line.
+    pub bootargs_cut: BootargsCut,
 }
 
 impl Platform {
@@ -122,8 +157,7 @@ impl Platform {
             self.memory.sort_unstable_by_key(|r| r.base);
         }
         if let Some(cmdline) = tags.cmdline {
-            self.bootargs.clear();
-            self.bootargs_truncated = !fdt_parse::push_truncated(&mut self.bootargs, cmdline.trim());
+            self.bootargs_cut = copy_command_line(&mut self.bootargs, cmdline);
         }
     }
 
@@ -180,5 +214,37 @@ impl fmt::Display for PlatformError {
             PlatformError::BadDeviceTree => write!(f, "not a valid flattened device tree"),
             PlatformError::Missing(what) => write!(f, "device tree has no usable {what}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy<const N: usize>(line: &[u8]) -> (Vec<u8>, BootargsCut) {
+        let mut out = heapless::Vec::<u8, N>::new();
+        let cut = copy_command_line(&mut out, line);
+        (out.to_vec(), cut)
+    }
+
+    #[test]
+    fn command_line_that_fits_is_whole_and_trimmed() {
+        assert_eq!(copy::<8>(b" a=1 b \n"), (b"a=1 b".to_vec(), BootargsCut::Whole));
+        assert_eq!(copy::<8>(b"12345678"), (b"12345678".to_vec(), BootargsCut::Whole));
+        assert_eq!(copy::<8>(b""), (Vec::new(), BootargsCut::Whole));
+    }
+
+    #[test]
+    fn command_line_cut_says_whether_a_word_was_cut() {
+        assert_eq!(copy::<8>(b"abc=1234567"), (b"abc=1234".to_vec(), BootargsCut::InWord));
+        // The next byte is a space: the last word kept is whole.
+        assert_eq!(copy::<8>(b"abc=1234 x=1"), (b"abc=1234".to_vec(), BootargsCut::BetweenWords));
+        // The kept part ends in a space: the word cut away is lost whole.
+        assert_eq!(copy::<8>(b"a=1 b=2 ccc"), (b"a=1 b=2 ".to_vec(), BootargsCut::BetweenWords));
+    }
+
+    #[test]
+    fn command_line_bytes_need_not_be_utf8() {
+        assert_eq!(copy::<8>(b"a=\xff b"), (b"a=\xff b".to_vec(), BootargsCut::Whole));
     }
 }
