@@ -40,6 +40,8 @@ help:
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
 	@echo "make trace      scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
 	@echo "                (.json for ui.perfetto.dev, .svg timeline); ICOUNT=1 runs under -icount"
+	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=240 s each)"
+	@echo "                 figures into bench/results.json (soak.steals, soak.processes, soak.lost, soak.duplicated)"
 	@echo "make plot       SVG charts of bench/results.json into bench/plots/"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234"
 	@echo "make check       cargo fmt --check and clippy -D warnings (kernel and host)"
@@ -113,6 +115,13 @@ trace: $(SETUP_STAMP) kernel
 	python3 scripts/trace.py target/trace/$(WORKLOAD).log -o target/trace/$(WORKLOAD)
 	@echo "==> trace: open target/trace/$(WORKLOAD).json in https://ui.perfetto.dev (or chrome://tracing);"
 	@echo "           target/trace/$(WORKLOAD).svg is the same timeline for any browser"
+
+# The soak (scripts/soak.py): kernel/soak.rs booted at 4 and 8 cores for SOAK_S seconds each.
+SOAK_S ?= 240
+.PHONY: soak
+soak: $(SETUP_STAMP)
+	@echo "==> soak: $(SOAK_S) s at 4 and at 8 cores"
+	python3 scripts/soak.py --seconds $(SOAK_S)
 
 # Charts of the benchmark figures (scripts/plot.py): bench/results.json -> bench/plots/*.svg.
 plot:

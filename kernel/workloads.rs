@@ -704,3 +704,143 @@ pub fn run_configured_and_check() -> crate::ExitCode {
         }
     }
 }
+
+/// The soak's steal storm: `processes` tiny processes spawned on core 0 in batches of `batch`
+/// (so their stacks fit), each doing about 1,000 instructions of work and marking its own
+/// index: with so little work per process, idle cores steal all the time. Every index must be
+/// marked exactly once.
+pub fn steal_storm(processes: usize, batch: usize) -> Outcome {
+    use alloc::sync::Arc;
+    use core::sync::atomic::AtomicU8;
+    let marks: Arc<Vec<AtomicU8>> = Arc::new((0..processes).map(|_| AtomicU8::new(0)).collect());
+    let done = Arc::new(AtomicU64::new(0));
+    let mut started = 0;
+    while started < processes {
+        let end = (started + batch).min(processes);
+        for i in started..end {
+            let (marks, done) = (Arc::clone(&marks), Arc::clone(&done));
+            let options = SpawnOptions::default().stack_bytes(4096).on_core(0);
+            let spawned = spawn_patiently(options, move || {
+                let mut x = i as u64;
+                for k in 0..200u64 {
+                    x = core::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(k));
+                }
+                marks[i].fetch_add(1, Ordering::Relaxed);
+                done.fetch_add(1, Ordering::Relaxed);
+            });
+            if let Err(error) = spawned {
+                return Outcome { ok: false, detail: format!("storm: spawn {i}: {error}"), processes: i as u64 };
+            }
+        }
+        while done.load(Ordering::Relaxed) < end as u64 {
+            sched::yield_now();
+        }
+        started = end;
+    }
+    let twice = marks.iter().filter(|m| m.load(Ordering::Relaxed) > 1).count();
+    let never = marks.iter().filter(|m| m.load(Ordering::Relaxed) == 0).count();
+    Outcome {
+        ok: twice == 0 && never == 0,
+        detail: format!("storm: {processes} tiny processes, {never} never ran, {twice} ran twice"),
+        processes: processes as u64,
+    }
+}
+
+/// What a soak run saw, over every workload and strategy it ran.
+pub struct SoakOutcome {
+    /// Workload runs (one workload under one strategy).
+    pub runs: u64,
+    /// Runs whose workload reported a wrong answer or a failure.
+    pub failed_runs: u64,
+    /// Processes spawned during the soak.
+    pub processes: u64,
+    /// Successful steals, and processes they moved (plus push rebalancing).
+    pub steals: u64,
+    pub migrations: u64,
+    /// Processes spawned that never ended, and process ends beyond the spawns (a process run
+    /// to its end twice), from the scheduler's own counters.
+    pub lost: u64,
+    pub duplicated: u64,
+    /// The first failure, if any.
+    pub first_failure: Option<String>,
+}
+
+/// Runs every workload, and a steal storm of `storm_processes` tiny processes, under every
+/// victim strategy, round after round, until `seconds` of guest time have passed (at least one
+/// full round), checking after each run that every process spawned ended exactly once:
+/// spawned = completed + still alive, where only the caller (main) may still be alive. Prints
+/// one `soak:` line per round.
+pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
+    use crate::sched::telemetry::total;
+    let cores = smp::cores_online();
+    let (_, boot_strategy) = sched::balance_config();
+    let deadline = crate::time::now_ticks() + crate::time::us_to_ticks(seconds.saturating_mul(1_000_000));
+    let spawned_before = total(|s| &s.spawned);
+    let steals_before = total(|s| &s.steals);
+    let migrations_before = total(|s| &s.migrated_in);
+    let mut outcome = SoakOutcome {
+        runs: 0,
+        failed_runs: 0,
+        processes: 0,
+        steals: 0,
+        migrations: 0,
+        lost: 0,
+        duplicated: 0,
+        first_failure: None,
+    };
+    let mut round = 0u64;
+    loop {
+        for workload in Workload::ALL.into_iter().map(Some).chain([None]) {
+            for strategy in crate::sched::balance::Strategy::ALL {
+                sched::set_strategy(strategy);
+                let name = workload.map_or("storm", Workload::name);
+                let result = match workload {
+                    Some(workload) => run(workload),
+                    None => {
+                        let baseline = sched::process_count();
+                        let mut storm = steal_storm(storm_processes, 1000);
+                        if let Err(why) = wait_for_processes_to_end(baseline) {
+                            storm.ok = false;
+                            storm.detail = format!("{}; {why}", storm.detail);
+                        }
+                        storm
+                    }
+                };
+                outcome.runs += 1;
+                // Every process ended: the scheduler's counters must balance exactly.
+                let spawned = total(|s| &s.spawned);
+                let completed = total(|s| &s.completed);
+                let alive = sched::process_count() as u64;
+                let (lost, duplicated) =
+                    (spawned.saturating_sub(completed + alive), (completed + alive).saturating_sub(spawned));
+                outcome.lost = outcome.lost.max(lost);
+                outcome.duplicated = outcome.duplicated.max(duplicated);
+                if !result.ok || lost != 0 || duplicated != 0 {
+                    outcome.failed_runs += 1;
+                    if outcome.first_failure.is_none() {
+                        outcome.first_failure = Some(format!(
+                            "round {round}, {name} with {strategy}: {} (lost {lost}, duplicated {duplicated})",
+                            result.detail
+                        ));
+                    }
+                }
+            }
+        }
+        round += 1;
+        let steals = total(|s| &s.steals) - steals_before;
+        let processes = total(|s| &s.spawned) - spawned_before;
+        crate::println!(
+            "soak: round {round} on {cores} cores: {} runs, {processes} processes, {steals} steals, {} failed",
+            outcome.runs,
+            outcome.failed_runs
+        );
+        if crate::time::now_ticks() >= deadline || outcome.failed_runs > 0 {
+            break;
+        }
+    }
+    sched::set_strategy(boot_strategy);
+    outcome.processes = total(|s| &s.spawned) - spawned_before;
+    outcome.steals = total(|s| &s.steals) - steals_before;
+    outcome.migrations = total(|s| &s.migrated_in) - migrations_before;
+    outcome
+}

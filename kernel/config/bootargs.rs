@@ -37,6 +37,8 @@ pub struct Config {
     pub workload: Workload,
     /// Record scheduling events per core and dump them at the end of the run.
     pub trace: bool,
+    /// Seconds of guest time the soak program (`make soak`) keeps running workloads.
+    pub soak_s: u32,
 }
 
 /// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
@@ -89,6 +91,7 @@ impl Default for Config {
             balance: BalanceConfig::default(),
             workload: Workload::Imbalanced,
             trace: false,
+            soak_s: 120,
         }
     }
 }
@@ -100,7 +103,7 @@ impl fmt::Display for Config {
         write!(
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
-             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={}",
+             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -116,7 +119,8 @@ impl fmt::Display for Config {
             on_off(b.rebalance),
             b.rebalance_ratio,
             self.workload.name(),
-            on_off(self.trace)
+            on_off(self.trace),
+            self.soak_s
         )
     }
 }
@@ -268,6 +272,7 @@ const SETTINGS: &[Setting] = &[
     number("rebalance_ratio", 2, 1_000, |c, v| c.balance.rebalance_ratio = v),
     choice("workload", WORKLOADS, |c, i| c.workload = Workload::ALL[i]),
     choice("trace", ON_OFF, |c, i| c.trace = i == 1),
+    number("soak_s", 1, 86_400, |c, v| c.soak_s = v as u32),
 ];
 
 /// Largest `ticks=`: the boot check of `make run` waits this many ticks with no progress line,
@@ -410,7 +415,7 @@ mod tests {
         assert_eq!(
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
-             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace)"
+             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s)"
         );
     }
 
@@ -438,7 +443,7 @@ mod tests {
             format!(
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
-                 workload=imbalanced trace=off"
+                 workload=imbalanced trace=off soak_s=120"
             )
         );
     }

@@ -35,7 +35,7 @@ pub use process::{
 };
 #[cfg(target_os = "none")]
 pub use scheduler::{
-    CoreStats, LATENCY_BUCKETS, balance_config, debug_dump, heap_not_reclaimed_bytes, max_migrations_seen,
+    CoreStats, LATENCY_BUCKETS, balance_config, debug_dump, heap_not_reclaimed_bytes, max_migrations_seen, set_strategy,
 };
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::{

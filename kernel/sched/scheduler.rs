@@ -18,7 +18,7 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::balance::{
     AdaptiveState, BalanceConfig, CoreView, NEVER, Refusal, Rng, Strategy, VictimPicker, backoff_cycles, check_victim,
@@ -311,6 +311,20 @@ fn balance() -> &'static (BalanceConfig, Strategy) {
     BALANCE.get().expect("balancer configured at boot")
 }
 
+/// The victim strategy in force: the boot choice unless a program changed it since.
+static STRATEGY: AtomicU8 = AtomicU8::new(u8::MAX);
+
+fn strategy() -> Strategy {
+    Strategy::ALL.get(STRATEGY.load(Ordering::Relaxed) as usize).copied().unwrap_or(balance().1)
+}
+
+/// Switches every core's victim strategy from its next steal round on (the soak runs every
+/// strategy in one boot). Thieves pick it up at their next round; no round mixes two.
+pub fn set_strategy(strategy: Strategy) {
+    let index = Strategy::ALL.iter().position(|&s| s == strategy).unwrap_or(0);
+    STRATEGY.store(index as u8, Ordering::Relaxed);
+}
+
 /// Queues a runnable process on the calling core. Caller: the owning core (scheduler, or the
 /// process running on it) with IRQs masked.
 fn enqueue_local(me: &CoreScheduler, slot: u32) {
@@ -483,7 +497,8 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> StealRound {
     if cores < 2 {
         return StealRound::Nothing;
     }
-    let (config, strategy) = *balance();
+    let (config, _) = *balance();
+    let strategy = strategy();
     // SAFETY: owning core, IRQs masked.
     let local = unsafe { me.local() };
     let views = core_views(cores);
@@ -629,7 +644,7 @@ pub fn max_migrations_seen() -> u32 {
 
 /// The balancer's configuration in force.
 pub fn balance_config() -> (BalanceConfig, Strategy) {
-    *balance()
+    (balance().0, strategy())
 }
 
 fn expire_timeouts(me: &CoreScheduler, local: &mut Local) {
@@ -816,8 +831,11 @@ fn finish(me: &CoreScheduler, slot: u32, reason: ExitReason) {
         stack_pool::free(stack);
     }
     process.migrations.store(0, Ordering::Relaxed);
-    process::release_slot(slot);
+    // Counted before the slot is released: whoever sees the slot free (through the free list's
+    // lock) also sees this count, so spawned = completed + alive holds whenever nothing is
+    // ending (the soak's exactly-once check relies on it).
     bump(&me.stats.completed);
+    process::release_slot(slot);
     if is_program_main(pid) {
         panic!("the program's main process {pid} ended: {reason}");
     }

@@ -1,0 +1,39 @@
+//! A short soak: every workload and a steal storm of 5,000 tiny processes, each under all five
+//! victim strategies, back to back in one boot on 4 cores, with the scheduler's counters checked
+//! after every run (spawned = completed + alive: no process lost, none run to its end twice).
+//! `make soak` runs the long version at 4 and 8 cores.
+//! qemu-test: configs=a72-smp4
+//! qemu-test: append=soak_s=1 cooldown=0
+//! qemu-test: expect=^soak: done on 4 cores: 45 runs, \d+ processes, [1-9]\d* steals moving \d+ processes, 0 lost, 0 duplicated, 0 failed runs$
+//! qemu-test: forbid=PANIC
+//! qemu-test: timeout=240
+
+#![no_std]
+#![no_main]
+
+use beamcore::{ExitCode, ensure, println, sched, smp, workloads};
+
+fn main() -> ExitCode {
+    let cores = smp::cores_online();
+    sched::arm_progress_watchdog(30);
+    let outcome = workloads::soak(u64::from(beamcore::boot_config().soak_s), 5_000);
+    println!(
+        "soak: done on {cores} cores: {} runs, {} processes, {} steals moving {} processes, {} lost, {} duplicated, {} failed runs",
+        outcome.runs,
+        outcome.processes,
+        outcome.steals,
+        outcome.migrations,
+        outcome.lost,
+        outcome.duplicated,
+        outcome.failed_runs
+    );
+    ensure!(outcome.first_failure.is_none(), "{}", outcome.first_failure.unwrap_or_default());
+    ensure!(outcome.steals > 0, "the soak stole nothing");
+    println!(
+        "test: {} runs, {} processes, {} steals; exactly once throughout",
+        outcome.runs, outcome.processes, outcome.steals
+    );
+    ExitCode::Success
+}
+
+beamcore::entry!(main);
