@@ -88,6 +88,8 @@ test-host: $(SETUP_STAMP)
 	python3 scripts/test_tools.py
 	@echo "==> test-host: loom model checks of the deque (release, --cfg loom)"
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) sched::deque
+	@echo "==> test-host: loom model checks of the trace ring (release, --cfg loom)"
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) sched::trace_ring
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"
