@@ -88,8 +88,8 @@ test-host: $(SETUP_STAMP)
 	cargo test --lib --target $(HOST_TARGET)
 	@echo "==> test-host: the trace and plot tools"
 	python3 scripts/test_tools.py
-	@echo "==> test-host: loom model checks of the deque (release, --cfg loom)"
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::deque sched::kill_model
+	@echo "==> test-host: loom model checks: deque, kill against slot reuse, trace ring (release, --cfg loom)"
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::deque sched::kill_model sched::trace_ring
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"

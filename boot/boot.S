@@ -10,6 +10,19 @@
 // Everything here runs with the MMU and caches off and without a stack until `sp` is set;
 // Rust is reached as soon as there is a stack, FP/SIMD access and exception vectors.
 //
+// Caches. With the data cache off, stores go straight to RAM and loads read RAM, but the
+// caches may still hold lines for the same addresses: dirty ones a loader left (which could be
+// written back over what we write), and, once another core runs with its caches on, clean
+// copies it fetched speculatively (which would hide what we wrote once our caches are on).
+// Like Linux's head.S we invalidate to the point of coherency what is written with caches off,
+// before the writes (dirty leftovers) and again before the caches go on (stale copies):
+//   - `_start`, before anything is written: .bss and every core's boot stack
+//     [__bss_start, __boot_stacks_end), below;
+//   - `mmu::enable_this_core`, just before SCTLR_EL1.C is set, in the same asm block: on the
+//     boot core [__data_start, top of its boot stack) (.data, .bss with the page tables built
+//     there, its stack); on a secondary its own boot stack, the only memory it writes with its
+//     caches off.
+//
 // Constants arrive from Rust as assembler symbols (see boot/mod.rs):
 //   BOOT_STACK_STRIDE  bytes per core in the boot stack area (stack + guard page)
 //   MAX_CORES          how many stacks the area holds
@@ -50,6 +63,8 @@
     mov     x10, #0x9
     orr     x9, x9, x10
     msr     S3_4_C12_C9_5, x9
+    // ORDERING: ISB: the ICC_SRE_EL2 write must take effect before EL1 accesses its GIC
+    // system registers (GICv3: SRE changes need a context synchronisation event).
     isb
 2:
     // SCTLR_EL1 to its architectural RES1 bits: MMU and caches off until Rust turns them on.
@@ -68,7 +83,32 @@
 .macro enable_fp
     mov     x9, #(3 << 20)
     msr     cpacr_el1, x9
+    // ORDERING: ISB: CPACR_EL1.FPEN must take effect before the first FP/SIMD instruction
+    // (Rust code uses NEON registers), or it traps.
     isb
+.endm
+
+// Invalidates the data cache lines covering [\start, \end) (symbols) to the point of coherency,
+// line by line at the smallest data cache line size (4 << CTR_EL0.DminLine bytes), then waits
+// for the invalidation to complete. Clobbers x1-x4.
+.macro dcache_invalidate_range start, end
+    adrp    x1, \start
+    add     x1, x1, :lo12:\start
+    adrp    x2, \end
+    add     x2, x2, :lo12:\end
+    mrs     x3, ctr_el0
+    ubfx    x3, x3, #16, #4
+    mov     x4, #4
+    lsl     x3, x4, x3
+    sub     x4, x3, #1
+    bic     x1, x1, x4
+5:  dc      ivac, x1
+    add     x1, x1, x3
+    cmp     x1, x2
+    b.lo    5b
+    // ORDERING: DSB SY: the invalidation must complete before the stores that follow (the
+    // .bss zeroing), or a dirty line a loader left could still be written back over them.
+    dsb     sy
 .endm
 
 // sp = top of the boot stack of core \id_reg. Clobbers x9, x10, x11.
@@ -85,6 +125,8 @@
     adrp    x9, exception_vectors
     add     x9, x9, :lo12:exception_vectors
     msr     vbar_el1, x9
+    // ORDERING: ISB: VBAR_EL1 must take effect before an exception can be taken in Rust code,
+    // or it vectors to the old (unset) base.
     isb
 .endm
 
@@ -95,6 +137,9 @@ _start:
     enable_fp
     mov     x21, #0
     set_boot_stack x21
+    // No dirty lines a loader left may be written back over .bss or the boot stacks once we
+    // write them (see "Caches" above).
+    dcache_invalidate_range __bss_start, __boot_stacks_end
     // Zero .bss once, on the boot core, before any Rust code runs.
     adrp    x1, __bss_start
     add     x1, x1, :lo12:__bss_start

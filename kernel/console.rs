@@ -43,11 +43,15 @@ pub fn init(base: usize, clock_hz: Option<u32>) {
     if let Some(clock) = clock_hz {
         uart().init(clock, BAUD);
     }
+    // ORDERING: Release, paired with the Acquire loads of LOCKING in `write_line`,
+    // `write_final` and `flush`: a core that sees locked output also sees the new UART_BASE
+    // (loaded Relaxed in `uart`) and the UART's initialisation.
     LOCKING.store(true, Ordering::Release);
 }
 
 /// Writes one formatted line. Used by [`println!`](crate::println).
 pub fn write_line(args: fmt::Arguments<'_>) {
+    // ORDERING: Acquire, paired with the Release store in `init` (the UART base and set-up).
     if !LOCKING.load(Ordering::Acquire) {
         let _ = Uart.write_fmt(format_args!("{args}\n"));
         return;
@@ -71,6 +75,7 @@ const LOCK_ATTEMPTS_BETWEEN_HALT_CHECKS: usize = 1000;
 /// Takes the console for good on the way down: breaks our own hold, waits a bounded time for
 /// another core to finish its line, then writes regardless.
 pub fn write_final(args: fmt::Arguments<'_>) {
+    // ORDERING: Acquire, paired with the Release store in `init`, as in `write_line`.
     if LOCKING.load(Ordering::Acquire) {
         if LOCK.held_by_this_core() {
             // SAFETY: we are panicking on the holding core; its guard is never used again.
@@ -89,6 +94,7 @@ pub fn write_final(args: fmt::Arguments<'_>) {
 /// Waits for any line in progress on another core to end (unless this core holds the console,
 /// as after [`write_final`]).
 pub fn flush() {
+    // ORDERING: Acquire, paired with the Release store in `init`, as in `write_line`.
     let _guard = (LOCKING.load(Ordering::Acquire) && !LOCK.held_by_this_core()).then(|| LOCK.lock());
     uart().flush();
 }

@@ -88,8 +88,9 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     {
         panic!("cannot build the kernel's page tables: {error}");
     }
-    // SAFETY: the identity map is built and covers this code and stack.
-    unsafe { mmu::enable_this_core() };
+    // SAFETY: the identity map is built and covers this code and stack (boot stack 0); no
+    // other core runs yet.
+    unsafe { mmu::enable_this_core(0) };
     let platform = PLATFORM.call_once(|| platform);
     let uart_clock =
         if board::UART_NEEDS_INIT { platform.uart.clock_hz.or(Some(board::DEFAULT_UART_CLOCK_HZ)) } else { None };
@@ -198,8 +199,9 @@ const MAX_STACK_POOL_BYTES: u64 = 64 << 20;
 /// Called once per secondary core, from `secondary_core_entry`, after the boot core built the
 /// page tables (it starts secondaries only afterwards).
 pub(crate) unsafe fn secondary_core(core_id: usize, _entry_el: u8) -> ! {
-    // SAFETY: the identity map is complete (contract) and covers this core's stack and code.
-    unsafe { mmu::enable_this_core() };
+    // SAFETY: the identity map is complete (contract) and covers this core's stack and code;
+    // `_secondary_start` put this core on boot stack `core_id`, which no other core writes.
+    unsafe { mmu::enable_this_core(core_id) };
     cpu::set_core_id(core_id);
     sched::init_this_core();
     if let Err(error) = smp::init_this_core(core_id) {
@@ -273,6 +275,9 @@ fn start_spin_table(release_address: u64, id: usize) {
         slot.write_volatile(entry);
         core::arch::asm!("dc civac, {}", in(reg) release_address, options(nostack, preserves_flags));
     }
+    // ORDERING: DSB SY: the clean to the point of coherency must complete before the SEV, or
+    // the core woken by it (polling with its caches off, so reading RAM) may still read the
+    // old word. DMB does not order SEV, which is not a memory access.
     barrier::dsb(barrier::SY);
     cpu::send_event();
     wait_online(id);

@@ -52,6 +52,9 @@ pub use exit::ExitCode;
 #[cfg(target_os = "none")]
 pub use kernel_init::{boot_config, platform};
 
+#[cfg(all(test, not(loom)))]
+mod ordering_notes;
+
 /// README.md must show the API example exactly as `tests/26_readme_example.rs` runs it.
 #[cfg(test)]
 mod readme_example {

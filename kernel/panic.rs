@@ -15,11 +15,14 @@ static GOING_DOWN: AtomicBool = AtomicBool::new(false);
 /// Prints `details`, then `PANIC core <id>: <message>`, and exits with status 1.
 pub fn fatal(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> ! {
     let _ = cpu::irq_save();
-    // Plain load and store, no exclusives: this may run before the MMU is on.
-    if GOING_DOWN.load(Ordering::Acquire) {
+    // Plain load and store, no exclusives: this may run before the MMU is on. Relaxed (was
+    // Acquire/Release, which paired to publish nothing): a later core only stops on seeing the
+    // flag, it reads nothing the first one wrote; two cores racing past the check both print,
+    // which no ordering would prevent (only an exclusive swap would).
+    if GOING_DOWN.load(Ordering::Relaxed) {
         crate::smp::halt_this_core();
     }
-    GOING_DOWN.store(true, Ordering::Release);
+    GOING_DOWN.store(true, Ordering::Relaxed);
     crate::console::write_final(format_args!("{details}PANIC core {}: {message}\n", cpu::core_id()));
     exit(ExitCode::Failure(1))
 }

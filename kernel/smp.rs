@@ -75,6 +75,8 @@ impl PerCore {
     }
 
     pub fn is_online(&self) -> bool {
+        // ORDERING: Acquire, paired with the Release store of `online` in `init_this_core`:
+        // who sees the core online sees its GIC registration and mpidr.
         self.online.load(Ordering::Acquire)
     }
 
@@ -97,6 +99,7 @@ impl PerCore {
 
     /// True once the core has parked for good.
     pub fn is_parked(&self) -> bool {
+        // ORDERING: Acquire, paired with the Release store of `parked` in `halt_this_core`.
         self.parked.load(Ordering::Acquire)
     }
 }
@@ -136,6 +139,9 @@ pub fn core(id: usize) -> &'static PerCore {
 
 /// Cores that have come online. Ids are `0..cores_online()`.
 pub fn cores_online() -> usize {
+    // ORDERING: Acquire, paired with the Release `fetch_add` in `init_this_core`. All changes
+    // of the counter are read-modify-writes, so they form one release sequence: seeing n
+    // synchronises with every core that counted itself, and their set-up is visible.
     CORES_ONLINE.load(Ordering::Acquire)
 }
 
@@ -165,7 +171,11 @@ pub(crate) fn init_this_core(id: usize) -> Result<(), GicError> {
     // ORDERING: Release publishes this core's GIC registration (its SGI target) and mpidr to
     // whoever sees it online (Acquire in `is_online`) and may then send it SGIs.
     me.online.store(true, Ordering::Release);
-    CORES_ONLINE.fetch_add(1, Ordering::AcqRel);
+    // ORDERING: Release, paired with the Acquire load in `cores_online` (same publication as
+    // `online`). Was AcqRel: the acquire half paired with nothing, since this core reads none
+    // of what the cores counted before it published; the release sequence of the increments
+    // already carries each core's publication to the reader.
+    CORES_ONLINE.fetch_add(1, Ordering::Release);
     Ok(())
 }
 
@@ -232,6 +242,7 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
         match irq.intid {
             timer::TIMER_INTID => {
                 me.ticks.fetch_add(1, Ordering::Relaxed);
+                // Ends with an ISB, so the new compare value is in force before the EOI below.
                 timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
                 if cpu::core_id() == 0 {
                     check_watchdog(_frame);
@@ -262,7 +273,12 @@ pub fn run_on(target: usize, job: Job) -> Result<(), SmpError> {
         let mut jobs = CORES[target].jobs.lock();
         jobs.try_reserve(1).map_err(|_| SmpError::OutOfMemory)?;
         jobs.push_back(job);
-        CORES[target].job_count.fetch_add(1, Ordering::SeqCst);
+        // Relaxed (was SeqCst): `job_count` is a hint that lets `take_job` skip the lock; the
+        // job itself is published by the lock. No wake-up depends on the count being seen:
+        // the Wake SGI below is sent unconditionally (DSB before the SGI, barrier after the
+        // acknowledge), and a core sleeping in WFI wakes on it even with IRQs masked. SeqCst
+        // paired with nothing: the sender reads no "sleeping" flag after the increment.
+        CORES[target].job_count.fetch_add(1, Ordering::Relaxed);
     }
     if target != cpu::core_id() {
         send_sgi(target, Sgi::Wake)?;
@@ -289,7 +305,10 @@ pub fn run_on_all_and_wait(work: fn(usize)) -> Result<(), SmpError> {
         )?;
     }
     work(me);
+    // ORDERING: Release, as the other cores' decrements: publishes our share's effects.
     remaining.fetch_sub(1, Ordering::Release);
+    // ORDERING: Acquire, paired with every Release `fetch_sub` (one release sequence of
+    // read-modify-writes): seeing 0, this core sees every share's effects.
     wait_until(|| remaining.load(Ordering::Acquire) == 0);
     Ok(())
 }
@@ -312,7 +331,8 @@ pub fn wait_until(condition: impl Fn() -> bool) {
 /// The next job queued for the calling core (scheduler side, IRQs masked).
 pub(crate) fn take_job() -> Option<Job> {
     let me = &CORES[cpu::core_id()];
-    if me.job_count.load(Ordering::Acquire) == 0 {
+    // Relaxed (was Acquire): a hint only, see `run_on`; the lock below publishes the job.
+    if me.job_count.load(Ordering::Relaxed) == 0 {
         return None;
     }
     let job = me.jobs.lock().pop_front();
@@ -324,9 +344,10 @@ pub(crate) fn take_job() -> Option<Job> {
 
 /// True when jobs wait for the calling core.
 pub(crate) fn has_jobs() -> bool {
-    // ORDERING: SeqCst pairs with the SeqCst increment in `run_on` (the sleeper checks after
-    // announcing it sleeps; the sender increments before sending its wake-up).
-    CORES[cpu::core_id()].job_count.load(Ordering::SeqCst) != 0
+    // Relaxed (was SeqCst, "paired" with a SeqCst increment that reads nothing after it, so
+    // it closed no store-buffering race): a sleeper that misses a just-queued job still wakes,
+    // because `run_on` always sends the Wake SGI after counting (see there).
+    CORES[cpu::core_id()].job_count.load(Ordering::Relaxed) != 0
 }
 
 /// True once the run is ending ([`halt_other_cores`] was called): cores waiting for something

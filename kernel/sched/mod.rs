@@ -7,6 +7,7 @@
 pub mod balance;
 pub mod deque;
 pub mod priority;
+pub mod trace_ring;
 
 #[cfg(target_os = "none")]
 mod api;

@@ -5,8 +5,10 @@
 //!
 //! Recording is lock-free and cheap: each buffer is written only by its own core, with IRQs
 //! masked (every recording site is scheduler code or an interrupt handler), so a record is a
-//! counter read and five stores. A full buffer keeps the newest events and counts the dropped
-//! ones. With tracing off a record is one load and a branch.
+//! counter read, a fence and four stores ([`super::trace_ring`]: the buffer is published with
+//! Release/Acquire so the dump may read it while its core still records). A full buffer keeps
+//! the newest events and counts the dropped ones. With tracing off a record is one load and a
+//! branch.
 //!
 //! Dump format (one line each, parsed by scripts/trace.py):
 //! ```text
@@ -17,9 +19,9 @@
 //! ```
 
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::trace_ring::{Entry, Ring};
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
 use crate::{println, smp};
@@ -62,6 +64,31 @@ impl Event {
     }
 }
 
+impl Event {
+    const ALL: [Event; 11] = [
+        Event::Run,
+        Event::Yield,
+        Event::Preempt,
+        Event::Block,
+        Event::Exit,
+        Event::Spawn,
+        Event::Wake,
+        Event::Steal,
+        Event::Migrate,
+        Event::Sleep,
+        Event::IdleEnd,
+    ];
+}
+
+// `Record::decode` finds an event by its discriminant in `Event::ALL`.
+const _: () = {
+    let mut i = 0;
+    while i < Event::ALL.len() {
+        assert!(Event::ALL[i] as usize == i);
+        i += 1;
+    }
+};
+
 #[derive(Clone, Copy)]
 struct Record {
     timestamp: u64,
@@ -73,22 +100,34 @@ struct Record {
     event: Event,
 }
 
-struct Ring {
-    records: Vec<Record>,
-    /// Total events recorded; the newest is at `(written - 1) % capacity`.
-    written: u64,
+impl Record {
+    fn encode(&self) -> Entry {
+        [
+            self.timestamp,
+            u64::from(self.slot) | u64::from(self.generation) << 32,
+            u64::from(self.arg) | u64::from(self.core) << 32 | (self.event as u64) << 40,
+        ]
+    }
+
+    /// The record `encode` made, or `None` for words no `encode` made (cannot happen: the
+    /// ring only hands out entries its writer completed).
+    fn decode(words: &Entry) -> Option<Record> {
+        let event = *Event::ALL.get((words[2] >> 40) as usize)?;
+        Some(Record {
+            timestamp: words[0],
+            slot: words[1] as u32,
+            generation: (words[1] >> 32) as u32,
+            arg: words[2] as u32,
+            core: (words[2] >> 32) as u8,
+            event,
+        })
+    }
 }
 
-#[repr(align(64))]
-struct CoreTrace(UnsafeCell<Ring>);
-
-// SAFETY: each ring is written only by its own core with IRQs masked, and read by `dump` after
-// every core has stopped recording (the run is over).
-unsafe impl Sync for CoreTrace {}
-
 static ENABLED: AtomicBool = AtomicBool::new(false);
-static RINGS: [CoreTrace; MAX_CORES] =
-    [const { CoreTrace(UnsafeCell::new(Ring { records: Vec::new(), written: 0 })) }; MAX_CORES];
+/// Each core's ring, made by that core in `init_this_core` (the `Once` publishes it to the
+/// dumping core with Release/Acquire inside `spin`).
+static RINGS: [spin::Once<Ring>; MAX_CORES] = [const { spin::Once::new() }; MAX_CORES];
 
 /// True while tracing.
 #[inline(always)]
@@ -102,60 +141,61 @@ pub(crate) fn init_this_core(on: bool) -> Result<(), crate::mm::heap::OutOfMemor
     if !on {
         return Ok(());
     }
-    // SAFETY: this core's own ring, before it records anything.
-    let ring = unsafe { &mut *RINGS[cpu::core_id()].0.get() };
-    ring.records
-        .try_reserve_exact(EVENTS_PER_CORE)
-        .map_err(|_| crate::mm::heap::OutOfMemory { requested_bytes: EVENTS_PER_CORE * 24 })?;
+    let ring = Ring::try_new(EVENTS_PER_CORE)
+        .map_err(|_| crate::mm::heap::OutOfMemory { requested_bytes: EVENTS_PER_CORE * size_of::<Entry>() })?;
+    RINGS[cpu::core_id()].call_once(|| ring);
+    // Relaxed: only a switch; `record` finds a core's ring through its `Once`, not through this.
     ENABLED.store(true, Ordering::Relaxed);
     Ok(())
 }
 
 /// Records `event` about process `(slot, generation)` on core `core`, in the calling core's
-/// buffer. Call with IRQs masked (scheduler code or an interrupt handler).
+/// buffer. Call with IRQs masked (scheduler code or an interrupt handler): each ring has one
+/// writer, its own core, never re-entered.
 #[inline]
 pub(crate) fn record(event: Event, core: usize, slot: u32, generation: u32, arg: u32) {
     if !enabled() {
         return;
     }
-    // SAFETY: the calling core's own ring, IRQs masked (contract): no other writer.
-    let ring = unsafe { &mut *RINGS[cpu::core_id()].0.get() };
-    if ring.records.capacity() == 0 {
-        return;
-    }
+    let Some(ring) = RINGS[cpu::core_id()].get() else { return };
     let entry = Record { timestamp: cpu::counter(), slot, generation, arg, core: core as u8, event };
-    let index = (ring.written % EVENTS_PER_CORE as u64) as usize;
-    if index < ring.records.len() {
-        ring.records[index] = entry;
-    } else {
-        ring.records.push(entry);
-    }
-    ring.written += 1;
+    ring.record(entry.encode());
 }
 
-/// Prints every core's buffer, merged in time order. Call once, at the end of a run, when no
-/// core records any more.
+/// Prints every core's buffer, merged in time order. Meant for the end of a run, but correct
+/// while other cores still record (the watchdog dumps with every core running): each ring is
+/// copied with `Ring::snapshot`, which leaves out entries overwritten during the copy (they
+/// count as dropped). Events recorded after a core's copy are not in the dump.
 pub fn dump() {
     if !enabled() {
         return;
     }
+    // Relaxed: stops further recording eventually; the dump's correctness does not rely on it.
     ENABLED.store(false, Ordering::Relaxed);
     let cores = smp::cores_online();
     println!("trace: begin cores={cores} counter_hz={}", cpu::counter_frequency());
-    let mut all: Vec<Record> = Vec::new();
-    for (core, trace) in RINGS.iter().enumerate().take(cores) {
-        // SAFETY: tracing is off and the run is over: nobody writes the rings any more.
-        let ring = unsafe { &*trace.0.get() };
-        let dropped = ring.written.saturating_sub(ring.records.len() as u64);
-        println!("trace: core={core} recorded={} dropped={dropped}", ring.records.len());
-        if all.try_reserve(ring.records.len()).is_err() {
-            println!("trace: out of memory merging the buffers; core {core} not dumped");
+    let mut all: Vec<Entry> = Vec::new();
+    for (core, ring) in RINGS.iter().enumerate().take(cores) {
+        let Some(ring) = ring.get() else {
+            println!("trace: core={core} recorded=0 dropped=0");
             continue;
+        };
+        match ring.snapshot(&mut all) {
+            Ok(snapshot) => {
+                println!("trace: core={core} recorded={} dropped={}", snapshot.kept, snapshot.dropped())
+            }
+            Err(_) => println!("trace: out of memory merging the buffers; core {core} not dumped"),
         }
-        all.extend_from_slice(&ring.records);
     }
-    all.sort_unstable_by_key(|r| r.timestamp);
-    for r in &all {
+    let mut records: Vec<Record> = Vec::new();
+    if records.try_reserve_exact(all.len()).is_err() {
+        println!("trace: out of memory merging the buffers; no events dumped");
+    } else {
+        records.extend(all.iter().filter_map(Record::decode));
+    }
+    drop(all);
+    records.sort_unstable_by_key(|r| r.timestamp);
+    for r in &records {
         println!("trace: ev {} {} {} {} {} {}", r.core, r.timestamp, r.event.name(), r.slot, r.generation, r.arg);
     }
     println!("trace: end");

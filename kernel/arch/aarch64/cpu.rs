@@ -106,6 +106,9 @@ pub fn send_event() {
 /// The system counter (CNTPCT_EL0), ordered after earlier instructions.
 #[inline(always)]
 pub fn counter() -> u64 {
+    // ORDERING: ISB: reads of CNTPCT_EL0 may be performed speculatively and out of order with
+    // respect to other instructions (Arm ARM, Generic Timer); the ISB makes the read happen
+    // after everything before it, so timestamps and deadlines are not taken early.
     asm::barrier::isb(asm::barrier::SY);
     CNTPCT_EL0.get()
 }

@@ -1,16 +1,16 @@
 //! Turns the MMU and caches on: one identity map shared by every core.
 //!
 //! The boot core builds the tables with the MMU still off (so they land in RAM, not in a
-//! cache), then every core loads the same TTBR0. RAM is Normal write-back inner-shareable
+//! cache), then every core loads the same TTBR0. Before a core turns its data cache on, it
+//! invalidates the memory it wrote with the cache off (see `enable_this_core` and the "Caches"
+//! note in boot.S). RAM is Normal write-back inner-shareable
 //! (exclusives between cores are only architecturally reliable there), MMIO is Device-nGnRE,
 //! only `.text` is executable, and each boot stack has an unmapped guard page below it.
 
 use core::cell::UnsafeCell;
 
 use aarch64_cpu::asm::barrier;
-use aarch64_cpu::registers::{
-    ID_AA64MMFR0_EL1, MAIR_EL1, ReadWriteable, Readable, SCTLR_EL1, TCR_EL1, TTBR0_EL1, Writeable,
-};
+use aarch64_cpu::registers::{ID_AA64MMFR0_EL1, MAIR_EL1, Readable, SCTLR_EL1, TCR_EL1, TTBR0_EL1, Writeable};
 
 use crate::mm::layout::{GUARD_BYTES, ImageLayout, MAX_CORES, PAGE_BYTES};
 use crate::mm::paging::{MAIR_VALUE, MapError, MemoryKind, PageTables, VA_BITS};
@@ -74,17 +74,14 @@ pub unsafe fn build_identity_map(
         let (start, bytes) = page_round(device);
         tables.map(start, start, bytes, MemoryKind::Device)?;
     }
-    // The tables were written with the data cache off, straight to RAM. Invalidate any stale
-    // lines a loader may have left for this memory, so the first cacheable walk reads RAM.
+    // The tables were written with the data cache off, straight to RAM. They live in .bss,
+    // which `enable_this_core` invalidates on the boot core just before its caches go on, so
+    // the first cacheable walk reads RAM.
     let (start, bytes) = tables.memory();
-    let line = 64;
-    barrier::dsb(barrier::SY);
-    for address in (start..start + bytes as u64).step_by(line) {
-        // SAFETY: invalidating by VA memory that only this core has written, with caches off;
-        // nothing newer than RAM can be lost.
-        unsafe { core::arch::asm!("dc ivac, {}", in(reg) address, options(nostack, preserves_flags)) };
-    }
-    barrier::dsb(barrier::SY);
+    debug_assert!(
+        image.data_start as u64 <= start && start + bytes as u64 <= image.boot_stacks_start as u64,
+        "the page tables lie in .data/.bss, which enable_this_core invalidates"
+    );
     Ok(())
 }
 
@@ -122,15 +119,30 @@ pub fn translate(address: u64) -> Option<crate::mm::paging::Translation> {
     unsafe { (*TABLES.0.get()).translate(address) }
 }
 
-/// Turns on the MMU and caches of the calling core with the kernel's tables.
+/// Turns on the MMU and caches of the calling core (logical id `core`) with the kernel's tables.
 ///
 /// Reads no memory that another core may have written since boot (only constants, ID
-/// registers and the tables' link-time address), so it is safe to run with caches still off.
+/// registers and link-time addresses), so it is safe to run with caches still off.
+///
+/// Before setting SCTLR_EL1.C it invalidates, to the point of coherency, what this core wrote
+/// with its data cache off: on the boot core (core 0) [.data start, top of its boot stack),
+/// which holds .data, .bss (the page tables among it) and its stack; on a secondary its own
+/// boot stack. Once another core runs with caches on, it may have fetched clean copies of
+/// these lines speculatively (all RAM is mapped cacheable); with our cache on they would hide
+/// what we wrote to RAM. The invalidation, the SCTLR write and the ISB are one asm block, so
+/// no store (to the stack) comes between the last invalidation and the cache going on; a line
+/// fetched after the invalidation is fetched from RAM, which already holds our writes.
+/// Invalidating .data loses nothing: the loader must leave the image clean to the point of
+/// coherency (as Linux's boot protocol requires), and nothing writes it with caches on yet.
 ///
 /// # Safety
 /// `build_identity_map` has completed (on the boot core, with its effects visible: secondaries
-/// are started after it), and the code and stack in use are identity-mapped by it.
-pub unsafe fn enable_this_core() {
+/// are started after it), the code and stack in use are identity-mapped by it, the caller runs
+/// on the boot stack of `core`, and no other core writes that stack or (for core 0) .data/.bss.
+pub unsafe fn enable_this_core(core: usize) {
+    let image = crate::mm::layout::image();
+    let (_, stack_start, stack_top) = image.boot_stack(core);
+    let written_start = if core == 0 { image.data_start } else { stack_start };
     // SAFETY: the tables are no longer written (contract); `root_address` only computes the
     // root table's address, it loads nothing from table memory.
     let root_address = unsafe { (*TABLES.0.get()).root_address() };
@@ -147,12 +159,60 @@ pub unsafe fn enable_this_core() {
             + TCR_EL1::IPS.val(pa_range),
     );
     TTBR0_EL1.set_baddr(root_address);
+    // ORDERING: ISB: the MAIR, TCR and TTBR0 writes must take effect before the TLB
+    // invalidation below and the MMU enable (system-register writes need a context
+    // synchronisation event before later instructions are guaranteed to use them).
     barrier::isb(barrier::SY);
+    // ORDERING: DSB NSH after TLBI and after IC IALLU: each maintenance operation completes
+    // (for this core: local, non-shareable) before what follows; the final ISB discards
+    // instructions fetched before it.
     // SAFETY: discarding this core's stale TLB entries and instruction cache before the first
     // translated access; no memory is affected.
     unsafe {
         core::arch::asm!("tlbi vmalle1", "dsb nsh", "ic iallu", "dsb nsh", "isb", options(nostack, preserves_flags))
     };
-    SCTLR_EL1.modify(SCTLR_EL1::M::Enable + SCTLR_EL1::C::Cacheable + SCTLR_EL1::I::Cacheable + SCTLR_EL1::A::Disable);
-    barrier::isb(barrier::SY);
+    let sctlr = SCTLR_EL1.get() | SCTLR_M | SCTLR_C | SCTLR_I;
+    let sctlr = sctlr & !SCTLR_A;
+    // SAFETY: invalidates lines of memory this core wrote with its cache off, which are in RAM
+    // (nothing newer exists in any cache: no other core writes it, contract), then enables
+    // translation with the tables built above; code and stack are identity-mapped.
+    unsafe {
+        core::arch::asm!(
+            "mrs {line}, ctr_el0",
+            "ubfx {line}, {line}, #16, #4",
+            "mov {tmp}, #4",
+            "lsl {line}, {tmp}, {line}",
+            "sub {tmp}, {line}, #1",
+            "bic {address}, {address}, {tmp}",
+            // ORDERING: DSB SY: this core's caches-off stores (the stack's included) complete
+            // to RAM before the invalidations (DC IVAC is ordered after earlier stores to the
+            // same line only for cacheable memory), so a line another core fetches after its
+            // invalidation holds them.
+            "dsb sy",
+            "2:",
+            "dc ivac, {address}",
+            "add {address}, {address}, {line}",
+            "cmp {address}, {end}",
+            "b.lo 2b",
+            // ORDERING: DSB SY: the invalidations complete before the SCTLR_EL1 write turns
+            // the cache on, or a stale line could still be hit.
+            "dsb sy",
+            "msr sctlr_el1, {sctlr}",
+            // ORDERING: ISB: the new SCTLR_EL1 takes effect for every instruction after it
+            // (a system-register write needs a context synchronisation event).
+            "isb",
+            address = inout(reg) written_start as u64 => _,
+            end = in(reg) stack_top as u64,
+            sctlr = in(reg) sctlr,
+            line = out(reg) _,
+            tmp = out(reg) _,
+            options(nostack)
+        )
+    };
 }
+
+/// SCTLR_EL1 bits: MMU, alignment check, data cache, instruction cache.
+const SCTLR_M: u64 = 1 << 0;
+const SCTLR_A: u64 = 1 << 1;
+const SCTLR_C: u64 = 1 << 2;
+const SCTLR_I: u64 = 1 << 12;

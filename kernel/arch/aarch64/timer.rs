@@ -20,11 +20,20 @@ pub fn arm_next(period_ticks: u64) {
     }
     CNTP_CVAL_EL0.set(next);
     CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::SET + CNTP_CTL_EL0::IMASK::CLEAR);
+    // ORDERING: ISB: the writes to CNTP_CVAL_EL0 and CNTP_CTL_EL0 must take effect before the
+    // caller's EOI (`smp::handle_irq`), or the old compare value keeps the level-sensitive
+    // timer PPI asserted and the GIC raises the interrupt again just after it is ended.
+    // System-register writes are only guaranteed to affect what follows after a context
+    // synchronisation event.
+    aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
 }
 
 /// Stops this core's timer.
 pub fn stop() {
     CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::CLEAR + CNTP_CTL_EL0::IMASK::SET);
+    // ORDERING: ISB: the timer is off before the caller parks in WFI (as in `arm_next`: a
+    // system-register write needs a context synchronisation event to take effect).
+    aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
 }
 
 /// True when this core's timer condition is met (the interrupt is due).

@@ -124,7 +124,14 @@ impl GicV2 {
     }
 
     pub(super) fn acknowledge_raw(&self) -> u32 {
-        self.cpu.iar.get()
+        let raw = self.cpu.iar.get();
+        // ORDERING: DMB ISHLD after the GICC_IAR read, pairing with the DSB ISHST before the
+        // GICD_SGIR write in `send_sgi`. A Device-memory read is not ordered before later
+        // Normal-memory loads without a barrier: the handler's loads of what the sender wrote
+        // (a ping bit, a queued job) could be satisfied before the acknowledge and see the old
+        // values. (Linux's gic_handle_irq does the same with smp_rmb.)
+        aarch64_cpu::asm::barrier::dmb(aarch64_cpu::asm::barrier::ISHLD);
+        raw
     }
 
     pub(super) fn end_of_interrupt_raw(&self, raw: u32) {

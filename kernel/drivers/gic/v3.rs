@@ -172,11 +172,17 @@ impl GicV3 {
                 "mrs {t}, icc_sre_el1",
                 "orr {t}, {t}, #1",
                 "msr icc_sre_el1, {t}",
+                // ORDERING: ISB: the ICC_SRE_EL1.SRE write must be synchronised before the
+                // other ICC_* system registers are accessed (GICv3: SRE changes take effect
+                // only after a context synchronisation event).
                 "isb",
                 "msr icc_pmr_el1, {pmr}",
                 "msr icc_bpr1_el1, xzr",
                 "mov {t}, #1",
                 "msr icc_igrpen1_el1, {t}",
+                // ORDERING: ISB: the group-1 enable (and PMR, BPR) take effect before this
+                // core goes on to unmask IRQs (system-register writes need a context
+                // synchronisation event to be guaranteed visible to later instructions).
                 "isb",
                 t = out(reg) _,
                 pmr = in(reg) u64::from(PRIORITY_MASK),
@@ -187,6 +193,8 @@ impl GicV3 {
     }
 
     pub(super) fn disable_this_core(&self) {
+        // ORDERING: ISB: the disable must take effect before the caller's WFI loop, or a
+        // pending interrupt could still be signalled and end every WFI at once.
         // SAFETY: clearing this core's group-1 enable only stops interrupts reaching this core.
         unsafe { core::arch::asm!("msr icc_igrpen1_el1, xzr", "isb", options(nostack, preserves_flags)) };
     }
@@ -197,13 +205,20 @@ impl GicV3 {
 
     pub(super) fn acknowledge_raw(&self) -> u32 {
         let iar: u64;
+        // ORDERING: DSB SY after the ICC_IAR1_EL1 read, pairing with the DSB ISHST before the
+        // ICC_SGI1R_EL1 write in `send_sgi`. A system-register read is not a memory access, so
+        // no DMB orders it: only a DSB makes the acknowledge complete before the handler's
+        // loads of what the sender wrote. (Linux's gic_read_iar does the same.)
         // SAFETY: reading ICC_IAR1_EL1 acknowledges this core's highest pending group-1
         // interrupt; the caller ends it with `end_of_interrupt_raw`.
-        unsafe { core::arch::asm!("mrs {}, icc_iar1_el1", out(reg) iar, options(nostack, preserves_flags)) };
+        unsafe { core::arch::asm!("mrs {}, icc_iar1_el1", "dsb sy", out(reg) iar, options(nostack, preserves_flags)) };
         iar as u32
     }
 
     pub(super) fn end_of_interrupt_raw(&self, raw: u32) {
+        // ORDERING: ISB: the EOI (a system-register write) must take effect before the next
+        // ICC_IAR1_EL1 read of the handler's loop and before IRQs are unmasked, or the running
+        // priority still blocks, or re-signals, the interrupt just ended.
         // SAFETY: ends an interrupt this core acknowledged.
         unsafe {
             core::arch::asm!("msr icc_eoir1_el1, {}", "isb", in(reg) u64::from(raw), options(nostack, preserves_flags))
@@ -226,6 +241,8 @@ impl GicV3 {
                 // it can take the interrupt; the system-register write is not ordered by DMB.
                 "dsb ishst",
                 "msr icc_sgi1r_el1, {}",
+                // ORDERING: ISB: the SGI1R write is executed (the SGI generated) before this
+                // core goes on, e.g. to wait for the target's answer.
                 "isb",
                 in(reg) value,
                 options(nostack, preserves_flags)
