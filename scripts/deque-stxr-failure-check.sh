@@ -6,7 +6,10 @@
 # then happens tens of thousands of times per run instead of almost never. The run must pass
 # (every item taken exactly once, sums match) and report a non-zero count of injected failures
 # (the test itself asserts that too; the check here also catches a build where the cfg did not
-# reach the deque, which would print "injection off"). A cfg rather than a cargo feature: the
+# reach the deque, which would print "injection off"). Then the scheduler: the `make run` kernel
+# built the same way runs workload=imbalanced on 4 cores; its own check (every worker reports
+# once) must pass, and the report must show the owner's bounded take_oldest retrying
+# (take_oldest_retries > 0 summed over cores). A cfg rather than a cargo feature: the
 # option must never be reachable from `cargo build --features ...` of a shipped kernel, and it
 # follows `deque_omit_pop_barrier` (scripts/deque-barrier-check.sh).
 set -euo pipefail
@@ -32,4 +35,24 @@ for config in $configs; do
         exit 1
     fi
 done
+echo "deque-stxr-failure: building the kernel with --cfg deque_inject_stxr_failure"
+CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure" \
+    cargo build --release --bin beamcore 2>&1 | tail -1
+status=0
+output=$(timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic -semihosting \
+    -kernel target/inject-stxr/aarch64-unknown-none/release/beamcore -append "workload=imbalanced" 2>&1) || status=$?
+echo "$output" | grep -E "^workload " | sed "s/^/deque-stxr-failure: [scheduler] /"
+retries=$(echo "$output" | sed -n 's/^report: //p' | python3 -c '
+import json, sys
+per_core = json.load(sys.stdin)["per_core"]
+print(sum(c["take_oldest_retries"] for c in per_core), sum(c["take_oldest_gave_up"] for c in per_core))' || true)
+echo "deque-stxr-failure: [scheduler] take_oldest retries, give-ups: ${retries:-none}"
+if [ "$status" -ne 0 ] || echo "$output" | grep -q PANIC || ! echo "$output" | grep -q "^workload imbalanced: ok"; then
+    echo "deque-stxr-failure: FAIL: the imbalanced workload did not pass with injection (exit status $status)"
+    exit 1
+fi
+if [ -z "$retries" ] || [ "${retries%% *}" -eq 0 ]; then
+    echo "deque-stxr-failure: FAIL: the scheduler's take_oldest never retried"
+    exit 1
+fi
 echo "deque-stxr-failure: every run passed with injected store-exclusive failures"
