@@ -26,7 +26,7 @@ SETUP_STAMP := target/.setup-done
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel rpi4 run gdb test test-host test-qemu test-deque-barrier bench check fmt clippy clean
+.PHONY: help setup kernel rpi4 run gdb test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench check fmt clippy clean
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -37,6 +37,7 @@ help:
 	@echo "make test-host   unit, property and model tests of the pure modules on the host"
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
+	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
 	@echo "make trace      scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
 	@echo "                (.json for ui.perfetto.dev, .svg timeline); ICOUNT=1 runs under -icount"
@@ -81,7 +82,7 @@ gdb: kernel
 	@echo "==> gdb: attach with: gdb-multiarch $(if $(filter rpi4,$(BOARD)),target/rpi4-qemu/beamcore.elf,$(KERNEL_ELF)) -ex 'target remote :1234'"
 	GDB=1 scripts/qemu-run.sh $(RUN_KERNEL)
 
-test: test-host test-qemu test-deque-barrier
+test: test-host test-qemu test-deque-barrier test-deque-stxr-failure
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: pure modules on $(HOST_TARGET)"
@@ -133,6 +134,13 @@ plot:
 test-deque-barrier: $(SETUP_STAMP)
 	@echo "==> test-deque-barrier: the stress test against a deque without its pop barrier"
 	scripts/deque-barrier-check.sh
+
+# The deque's store-exclusive failure path (Pop::Retry, Steal::Retry) under load: the stress test
+# built with --cfg deque_inject_stxr_failure must pass and report injected failures
+# (scripts/deque-stxr-failure-check.sh).
+test-deque-stxr-failure: $(SETUP_STAMP)
+	@echo "==> test-deque-stxr-failure: the stress test with injected store-exclusive failures"
+	scripts/deque-stxr-failure-check.sh
 
 check: fmt clippy
 

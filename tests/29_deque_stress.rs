@@ -9,6 +9,13 @@
 //! for (a store of `bottom` followed by a load of `top`: the one reordering an x86 host, and so
 //! QEMU, performs). Built with `--cfg deque_omit_pop_barrier` (`make test-deque-barrier`), this
 //! test reports duplicated items in some runs; with the barrier, never (docs/deque.md).
+//!
+//! Built with `--cfg deque_inject_stxr_failure` (`make test-deque-stxr-failure`), every 8th
+//! compare-and-swap on `top` of a core has its store-exclusive failed on purpose, so the owner
+//! sees `Pop::Retry` and thieves `Steal::Retry` with the item still in the deque: the same
+//! exactly-once checks must hold, and the test asserts that failures were injected and that
+//! the owner did see `Pop::Retry`. Without injection it prints how many `Pop::Retry` real lost
+//! reservations gave (usually none).
 //! qemu-test: configs=a72-smp4,a72-smp8,max-smp4
 //! qemu-test: forbid=PANIC
 //! qemu-test: timeout=180
@@ -22,7 +29,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use beamcore::mm::layout::MAX_CORES;
-use beamcore::sched::deque::{NativeAtomics, Pop, Steal, Stealer, Worker};
+use beamcore::sched::deque::{NativeAtomics, Pop, Steal, Stealer, Worker, store_exclusive_injection};
 use beamcore::{ExitCode, ensure, println, smp};
 
 const TOTAL_ITEMS: u64 = 1_000_000;
@@ -43,6 +50,13 @@ static PAIR_DUPLICATES: AtomicU64 = AtomicU64::new(0);
 static PAIR_STEALS: AtomicU64 = AtomicU64::new(0);
 static STOLEN: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
 static POPPED: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// `Pop::Retry` results (the store-exclusive failed on every attempt; the item stayed).
+static POP_RETRIES: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a `Pop::Retry`.
+fn pop_retried() {
+    POP_RETRIES.fetch_add(1, Ordering::Relaxed);
+}
 
 fn take(item: u64) {
     let bitmap = BITMAP.get().expect("bitmap");
@@ -92,13 +106,18 @@ fn hammer(core: usize) {
                 take(item);
                 POPPED[core].fetch_add(1, Ordering::Relaxed);
             }
-            Pop::Empty | Pop::LostRace | Pop::Retry => {}
+            Pop::Retry => pop_retried(),
+            Pop::Empty | Pop::LostRace => {}
         }
-        if round % 2 == 1
-            && let Pop::Item(item) = worker.pop()
-        {
-            take(item);
-            POPPED[core].fetch_add(1, Ordering::Relaxed);
+        if round % 2 == 1 {
+            match worker.pop() {
+                Pop::Item(item) => {
+                    take(item);
+                    POPPED[core].fetch_add(1, Ordering::Relaxed);
+                }
+                Pop::Retry => pop_retried(),
+                Pop::Empty | Pop::LostRace => {}
+            }
         }
         steal_round(core, cores);
         round += 1;
@@ -110,7 +129,8 @@ fn hammer(core: usize) {
                 take(item);
                 POPPED[core].fetch_add(1, Ordering::Relaxed);
             }
-            Pop::Retry => continue,
+            // The item is still there: pop again.
+            Pop::Retry => pop_retried(),
             Pop::Empty | Pop::LostRace => break,
         }
     }
@@ -137,20 +157,25 @@ fn pair_phase(core: usize) {
         PAIR_STEALER.call_once(|| worker.stealer());
         for item in 0..PAIR_ITEMS {
             while worker.push(item).is_err() {
-                if let Pop::Item(taken) = worker.pop() {
-                    pair_take(taken);
+                match worker.pop() {
+                    Pop::Item(taken) => pair_take(taken),
+                    Pop::Retry => pop_retried(),
+                    Pop::Empty | Pop::LostRace => {}
                 }
             }
-            if worker.len() >= 2
-                && let Pop::Item(taken) = worker.pop()
-            {
-                pair_take(taken);
+            if worker.len() >= 2 {
+                match worker.pop() {
+                    Pop::Item(taken) => pair_take(taken),
+                    Pop::Retry => pop_retried(),
+                    Pop::Empty | Pop::LostRace => {}
+                }
             }
         }
         loop {
             match worker.pop() {
                 Pop::Item(taken) => pair_take(taken),
-                Pop::Retry => continue,
+                // The item is still there: pop again.
+                Pop::Retry => pop_retried(),
                 Pop::Empty | Pop::LostRace => break,
             }
         }
@@ -205,6 +230,19 @@ fn main() -> ExitCode {
     );
     ensure!(pair_duplicates == 0, "{pair_duplicates} items were taken twice (one owner)");
     ensure!(pair_seen == PAIR_ITEMS, "{} items were lost (one owner)", PAIR_ITEMS - pair_seen);
+    let pop_retries = POP_RETRIES.load(Ordering::Relaxed);
+    match store_exclusive_injection() {
+        Some(injected) => {
+            println!(
+                "deque stress: store-exclusive injection on: {} CAS calls, {} stores failed by injection, {} CAS calls reported StoreExclusiveFailed, {pop_retries} Pop::Retry seen by owners",
+                injected.calls, injected.skipped_stores, injected.reported_failures
+            );
+            ensure!(injected.skipped_stores > 0, "injection on, but no store-exclusive was failed");
+            ensure!(injected.reported_failures > 0, "injection on, but no CAS reported StoreExclusiveFailed");
+            ensure!(pop_retries > 0, "injection on, but no owner saw Pop::Retry");
+        }
+        None => println!("deque stress: store-exclusive injection off; {pop_retries} Pop::Retry seen by owners"),
+    }
     println!(
         "test: {} items each taken exactly once on {cores} cores ({} stolen); sums match",
         TOTAL_ITEMS + PAIR_ITEMS,

@@ -127,6 +127,13 @@ pub struct CoreStats {
     pub min_steal_gap: AtomicU64,
     /// Processes moved by push rebalancing (counted on the core that did it).
     pub rebalanced: AtomicU64,
+    /// `Steal::Retry` results of the owner's FIFO take from its own deque (`take_oldest`): a
+    /// thief won the top item, or the store-exclusive of the CAS on `top` failed on every
+    /// attempt (a lost reservation; frequent only in a `deque_inject_stxr_failure` build).
+    pub take_oldest_retries: AtomicU64,
+    /// Times `take_oldest` gave up after `TAKE_OLDEST_ATTEMPTS` retries in a row, leaving the
+    /// item in the deque for the next pass of the scheduler loop.
+    pub take_oldest_gave_up: AtomicU64,
 }
 
 /// Buckets of the steal latency histogram.
@@ -196,6 +203,8 @@ impl CoreScheduler {
                 asleep_cycles: AtomicU64::new(0),
                 min_steal_gap: AtomicU64::new(u64::MAX),
                 rebalanced: AtomicU64::new(0),
+                take_oldest_retries: AtomicU64::new(0),
+                take_oldest_gave_up: AtomicU64::new(0),
             },
         }
     }
@@ -437,20 +446,32 @@ fn take_next(me: &CoreScheduler) -> Option<u32> {
     None
 }
 
+/// Retries of `take_oldest` before it gives up for this pass. Each `Steal::Retry` is either
+/// progress elsewhere (a thief took the top item) or `STORE_EXCLUSIVE_ATTEMPTS` failed
+/// store-exclusives in a row; more than a few in a row means something keeps clearing this
+/// core's reservation, and spinning on it with IRQs masked would hide that and hold up timeouts,
+/// the inbox and jobs.
+const TAKE_OLDEST_ATTEMPTS: u32 = 4;
+
 /// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
-/// thief (spilled items are moved back into the deque first).
+/// thief (spilled items are moved back into the deque first). After `TAKE_OLDEST_ATTEMPTS`
+/// retries in a row it returns `None` for this pass: the item is still in the queue (a failed
+/// CAS writes nothing; a lost race means a thief has it) and the scheduler loop comes back to it,
+/// at worst after stealing or sleeping until the next tick.
 fn take_oldest(queue: &WorkQueue<NativeAtomics>) -> Option<u32> {
     if queue.is_empty() {
         return None;
     }
-    loop {
+    for _ in 0..TAKE_OLDEST_ATTEMPTS {
         match queue.take_oldest() {
             Steal::Success(item) => return Some(item as u32),
             Steal::Empty => return None,
-            // A thief took the top item first; look again.
-            Steal::Retry => continue,
+            // A thief took the top item first, or the store-exclusive kept failing: look again.
+            Steal::Retry => bump(&this_scheduler().stats.take_oldest_retries),
         }
     }
+    bump(&this_scheduler().stats.take_oldest_gave_up);
+    None
 }
 
 /// Records a trace event about the process in `slot` (IRQs masked; nothing when tracing is off).

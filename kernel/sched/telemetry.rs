@@ -87,6 +87,8 @@ fn write_json(
             .uint("migrated_in", read(&s.migrated_in))?
             .uint("migrated_out", read(&s.migrated_out))?
             .uint("rebalanced", read(&s.rebalanced))?
+            .uint("take_oldest_retries", read(&s.take_oldest_retries))?
+            .uint("take_oldest_gave_up", read(&s.take_oldest_gave_up))?
             .uint("preemptions", read(&s.preemptions))?
             .uint("asleep_us", time::ticks_to_us(read(&s.asleep_cycles)))?;
         let gap = read(&s.min_steal_gap);

@@ -115,6 +115,10 @@ impl DequeAtomics for Aarch64Asm {
     fn compare_exchange_top(top: &AtomicU64, expected: u64, new: u64) -> Result<(), CasFailure> {
         let observed: u64;
         let status: u32;
+        #[cfg(deque_inject_stxr_failure)]
+        let planned = inject::plan();
+        #[cfg(deque_inject_stxr_failure)]
+        let inject_left: u32;
         // ORDERING: LDAXR (load-acquire exclusive) + STLXR (store-release exclusive) is the
         // seq_cst read-modify-write of the C11-to-ARMv8 mapping. The release half (STLXR) pairs
         // with the LDAR of `top` in `push` (a thief's slot read happens-before the owner's
@@ -135,6 +139,7 @@ impl DequeAtomics for Aarch64Asm {
         // read after they are first written; STLXR's status register thus differs from its data
         // and address registers, as the architecture requires. The sequence writes only its
         // outputs, the scratch register and the flags (not declared preserved), no stack.
+        #[cfg(not(deque_inject_stxr_failure))]
         unsafe {
             asm!(
                 "mov {attempts_left:w}, #{attempts}",
@@ -162,6 +167,52 @@ impl DequeAtomics for Aarch64Asm {
                 options(nostack),
             );
         }
+        // The same sequence with fault injection (`cfg(deque_inject_stxr_failure)`, test builds
+        // only): while `inject` is non-zero, an attempt whose comparison succeeded skips its
+        // STLXR and fails as a lost reservation would: CLREX clears the monitor, status 1, and
+        // the loop retries from LDAXR exactly as after a real failure. `inject` counts down, so
+        // `planned - inject_left` stores were skipped. The ORDERING argument above is unchanged: a
+        // skipped store writes nothing, like a failed STLXR.
+        // SAFETY: as above; `inject` is one more register, `inout`, so it is distinct from every
+        // `out` register and from the inputs. It writes only its outputs and the flags.
+        #[cfg(deque_inject_stxr_failure)]
+        unsafe {
+            asm!(
+                "mov {attempts_left:w}, #{attempts}",
+                "2:",
+                "ldaxr {observed}, [{address}]",
+                "cmp {observed}, {expected}",
+                "b.ne 3f",
+                "cbz {inject:w}, 5f",
+                "sub {inject:w}, {inject:w}, #1",
+                "clrex",
+                "mov {status:w}, #1",
+                "b 6f",
+                "5:",
+                "stlxr {status:w}, {new}, [{address}]",
+                "cbz {status:w}, 4f",
+                "6:",
+                "subs {attempts_left:w}, {attempts_left:w}, #1",
+                "b.ne 2b",
+                "b 4f",
+                "3:",
+                "clrex",
+                "mov {status:w}, #{compare_failed}",
+                "4:",
+                address = in(reg) top.as_ptr(),
+                expected = in(reg) expected,
+                new = in(reg) new,
+                inject = inout(reg) planned => inject_left,
+                observed = out(reg) observed,
+                status = out(reg) status,
+                attempts_left = out(reg) _,
+                attempts = const STORE_EXCLUSIVE_ATTEMPTS,
+                compare_failed = const STATUS_COMPARE_FAILED,
+                options(nostack),
+            );
+        }
+        #[cfg(deque_inject_stxr_failure)]
+        inject::record(planned - inject_left, status != STATUS_STORED && status != STATUS_COMPARE_FAILED);
         match status {
             STATUS_STORED => Ok(()),
             STATUS_COMPARE_FAILED => Err(CasFailure::ValueChanged { observed }),
@@ -169,3 +220,116 @@ impl DequeAtomics for Aarch64Asm {
         }
     }
 }
+
+/// Fault injection for the store-exclusive (`--cfg deque_inject_stxr_failure`): makes the failure
+/// path, which real hardware takes only on a rare lost reservation, happen often enough to test.
+///
+/// Every [`INJECT_EVERY`]th compare-and-swap on a core is *faulty*, alternately in two ways: all
+/// [`STORE_EXCLUSIVE_ATTEMPTS`] stores fail (the caller sees
+/// [`CasFailure::StoreExclusiveFailed`]: `Pop::Retry`, `Steal::Retry`), or only the first one does
+/// (the asm's own retry recovers, unseen by the caller). A skipped store happens only after the
+/// comparison succeeded, as a real one can. Per-core call counters keep the schedule deterministic
+/// per core and add no shared cache line to the contended ones.
+#[cfg(deque_inject_stxr_failure)]
+mod inject {
+    use core::sync::atomic::{AtomicU64, Ordering};
+
+    use super::STORE_EXCLUSIVE_ATTEMPTS;
+    use crate::mm::layout::MAX_CORES;
+
+    /// One compare-and-swap in this many, per core, has injected store failures.
+    pub const INJECT_EVERY: u64 = 8;
+
+    /// One core's counters, on their own cache line. Written only by their own core, with a
+    /// plain load and store (an interrupt handler on the same core using a deque could lose a
+    /// count; the figures are a test's lower bound, never a correctness input).
+    #[repr(align(64))]
+    struct PerCore {
+        calls: AtomicU64,
+        skipped_stores: AtomicU64,
+        reported_failures: AtomicU64,
+    }
+
+    static PER_CORE: [PerCore; MAX_CORES] = [const {
+        PerCore { calls: AtomicU64::new(0), skipped_stores: AtomicU64::new(0), reported_failures: AtomicU64::new(0) }
+    }; MAX_CORES];
+
+    fn this_core() -> &'static PerCore {
+        &PER_CORE[crate::arch::cpu::core_id().min(MAX_CORES - 1)]
+    }
+
+    fn add(counter: &AtomicU64, amount: u64) {
+        counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
+    }
+
+    /// How many of this call's store attempts to skip: 0 for most calls.
+    #[inline]
+    pub fn plan() -> u32 {
+        let core = this_core();
+        add(&core.calls, 1);
+        let calls = core.calls.load(Ordering::Relaxed);
+        if !calls.is_multiple_of(INJECT_EVERY) {
+            0
+        } else if (calls / INJECT_EVERY) % 2 == 1 {
+            STORE_EXCLUSIVE_ATTEMPTS
+        } else {
+            1
+        }
+    }
+
+    /// Counts what one call did: stores skipped, and whether it reported
+    /// `StoreExclusiveFailed` (injected or real).
+    #[inline]
+    pub fn record(skipped: u32, reported_failure: bool) {
+        let core = this_core();
+        add(&core.skipped_stores, u64::from(skipped));
+        if reported_failure {
+            add(&core.reported_failures, 1);
+        }
+    }
+
+    /// Totals over every core.
+    pub fn counts() -> super::InjectionCounts {
+        let sum = |field: fn(&PerCore) -> &AtomicU64| PER_CORE.iter().map(|c| field(c).load(Ordering::Relaxed)).sum();
+        super::InjectionCounts {
+            calls: sum(|c| &c.calls),
+            skipped_stores: sum(|c| &c.skipped_stores),
+            reported_failures: sum(|c| &c.reported_failures),
+        }
+    }
+}
+
+/// What store-exclusive fault injection did so far, summed over all cores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InjectionCounts {
+    /// Compare-and-swaps on `top` (every call, faulty or not).
+    pub calls: u64,
+    /// Store-exclusives skipped and failed by injection.
+    pub skipped_stores: u64,
+    /// Calls that returned [`CasFailure::StoreExclusiveFailed`] (all attempts failed; nearly
+    /// always injected, a real lost reservation on every attempt is counted too).
+    pub reported_failures: u64,
+}
+
+/// The fault-injection counters, or `None` when this build does not inject
+/// (`cfg(deque_inject_stxr_failure)` off: then the primitive has no injection code at all). Lets
+/// a test assert that injection happened without itself depending on the cfg.
+pub fn store_exclusive_injection() -> Option<InjectionCounts> {
+    #[cfg(deque_inject_stxr_failure)]
+    {
+        Some(inject::counts())
+    }
+    #[cfg(not(deque_inject_stxr_failure))]
+    {
+        None
+    }
+}
+
+/// With `cfg(deque_inject_stxr_failure)`: one compare-and-swap in this many, per core, has
+/// injected store-exclusive failures (see the `inject` module). 0 when the build does not inject.
+#[cfg(deque_inject_stxr_failure)]
+pub const INJECT_EVERY: u64 = inject::INJECT_EVERY;
+/// With `cfg(deque_inject_stxr_failure)`: one compare-and-swap in this many, per core, has
+/// injected store-exclusive failures (see the `inject` module). 0 when the build does not inject.
+#[cfg(not(deque_inject_stxr_failure))]
+pub const INJECT_EVERY: u64 = 0;

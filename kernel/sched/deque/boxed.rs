@@ -131,7 +131,12 @@ impl<T, A: DequeAtomics> Drop for BoxWorker<T, A> {
             match self.pop() {
                 Pop::Item(item) => drop(item),
                 Pop::Empty => break,
-                // A thief took the last one, or the store-exclusive failed: look again.
+                // A thief took the last one (the next pop says Empty), or the store-exclusive
+                // failed and the item is still there: look again. Not bounded on purpose: giving
+                // up would leak the items left, and each `Retry` already stands for
+                // `STORE_EXCLUSIVE_ATTEMPTS` lost reservations in a row: two in a row would take a
+                // broken machine (the test-only injection fails every attempt of one call in 16
+                // per core, never two calls in a row).
                 Pop::LostRace | Pop::Retry => {}
             }
         }

@@ -25,6 +25,11 @@
 //! `cfg(deque_omit_pop_barrier)` deliberately breaks the deque by removing the full barrier in
 //! `pop`; it exists only so tests can show that the barrier is needed (loom finds the double
 //! take, see `docs/deque.md`). Never build a kernel with it.
+//!
+//! `cfg(deque_inject_stxr_failure)` makes `Aarch64Asm`'s store-exclusive fail on purpose (every
+//! `INJECT_EVERY`th compare-and-swap on a core), so the failure path that real hardware takes
+//! only on a rare lost reservation runs under test (`make test-deque-stxr-failure`); without the
+//! cfg the primitive holds no trace of it. `store_exclusive_injection` reports its counts.
 
 mod boxed;
 mod chase_lev;
@@ -49,7 +54,7 @@ pub use portable::Portable;
 pub use primitives::{CasFailure, DequeAtomics};
 
 #[cfg(target_arch = "aarch64")]
-pub use aarch64::{Aarch64Asm, STORE_EXCLUSIVE_ATTEMPTS};
+pub use aarch64::{Aarch64Asm, INJECT_EVERY, InjectionCounts, STORE_EXCLUSIVE_ATTEMPTS, store_exclusive_injection};
 
 /// The atomic primitive the kernel's deques use on this architecture: the hand-written
 /// LDXR/STXR version on AArch64, [`Portable`] elsewhere and whenever loom is checking.
