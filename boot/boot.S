@@ -191,6 +191,8 @@ el3_refuse:
     orr     x10, x10, x11
     cbnz    x10, park
     msr     cptr_el3, xzr
+    // ORDERING: ISB: the write to CPTR_EL3 must take effect before the first FP/SIMD
+    // instruction of the Rust code below, or it would still trap.
     isb
     mov     x21, #0
     set_boot_stack x21

@@ -382,7 +382,10 @@ pub(crate) fn make_runnable(slot: u32) {
 }
 
 fn drain_inbox(me: &CoreScheduler) {
-    if me.inbox_len.load(Ordering::Acquire) == 0 {
+    // ORDERING: a hint only: the inbox itself is published by its lock (acquired below). A
+    // stale zero delays an item to the next pass, never loses it: the pusher's SeqCst
+    // `fetch_add` and our SeqCst check in `sleep` (a Dekker pair) keep us from sleeping on it.
+    if me.inbox_len.load(Ordering::Relaxed) == 0 {
         return;
     }
     let mut inbox = me.inbox.lock();
