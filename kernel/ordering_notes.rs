@@ -19,8 +19,7 @@ const WINDOW: usize = 10;
 
 /// Sites without a note yet, as (path from the crate root, the site's line trimmed). Owners of
 /// these files: add the note, then delete the entry. Empty it; never add to it.
-const KNOWN_UNNOTED: &[(&str, &str)] = &[
-];
+const KNOWN_UNNOTED: &[(&str, &str)] = &[];
 
 /// A site lacking a note: (line number from 1, the line trimmed).
 type Finding = (usize, String);
