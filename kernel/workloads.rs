@@ -419,12 +419,38 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
         return Err("a protected max-priority process moved".into());
     }
     let steals = total(|s| &s.steals);
+    let stolen = total(|s| &s.stolen);
+    let stealable_seen = total(|s| &s.stealable_seen);
+    check_steal_amounts(balance.amount, steals, stolen, stealable_seen)?;
     Ok(format!(
-        "{} with {strategy} on {cores} cores: {} ({steals} steals, work {works:?}, max/mean {:.2}, max migrations {seen})",
+        "{} with {strategy} on {cores} cores: {} ({steals} steals taking {stolen} of {stealable_seen} stealable, work {works:?}, max/mean {:.2}, max migrations {seen})",
         workload.name(),
         outcome.detail,
         max / mean
     ))
+}
+
+/// Checks what the steals took against `steal=` (from the thieves' counters): with `one`
+/// exactly one process per steal; with `half` at least half of what the victim had stealable
+/// when the thief decided (a thief that loses a race for some of them takes fewer, so a
+/// shortfall of one per steal is allowed), and never more than it had.
+pub fn check_steal_amounts(
+    amount: crate::sched::balance::StealAmount,
+    steals: u64,
+    stolen: u64,
+    stealable_seen: u64,
+) -> Result<(), String> {
+    use crate::sched::balance::StealAmount;
+    match amount {
+        StealAmount::One if stolen != steals => Err(format!("steal=one: {steals} steals took {stolen} processes")),
+        StealAmount::Half if stolen > stealable_seen => {
+            Err(format!("steal=half: {steals} steals took {stolen} of {stealable_seen} stealable"))
+        }
+        StealAmount::Half if 2 * (stolen + steals) < stealable_seen => Err(format!(
+            "steal=half: {steals} steals took {stolen} processes of {stealable_seen} stealable, less than half"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Counts the N-queens solutions below a board state (bitmask backtracking); returns the

@@ -131,6 +131,11 @@ pub struct CoreStats {
     /// thief won the top item, or the store-exclusive of the CAS on `top` failed on every
     /// attempt (a lost reservation; frequent only in a `deque_inject_stxr_failure` build).
     pub take_oldest_retries: AtomicU64,
+    /// Processes taken by this core's successful steals (with `steal=one`, exactly `steals`).
+    pub stolen: AtomicU64,
+    /// The victims' stealable counts this core decided on, summed over its successful steals:
+    /// with `steal=half` each steal must take at least half of what it saw.
+    pub stealable_seen: AtomicU64,
     /// Times `take_oldest` gave up after `TAKE_OLDEST_ATTEMPTS` retries in a row, leaving the
     /// item in the deque for the next pass of the scheduler loop.
     pub take_oldest_gave_up: AtomicU64,
@@ -204,6 +209,8 @@ impl CoreScheduler {
                 min_steal_gap: AtomicU64::new(u64::MAX),
                 rebalanced: AtomicU64::new(0),
                 take_oldest_retries: AtomicU64::new(0),
+                stolen: AtomicU64::new(0),
+                stealable_seen: AtomicU64::new(0),
                 take_oldest_gave_up: AtomicU64::new(0),
             },
         }
@@ -563,6 +570,9 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> StealRound {
         if taken > 0 {
             let now = cpu::counter();
             bump(&me.stats.steals);
+            me.stats.stolen.store(me.stats.stolen.load(Ordering::Relaxed) + taken as u64, Ordering::Relaxed);
+            let seen = &me.stats.stealable_seen;
+            seen.store(seen.load(Ordering::Relaxed) + view.stealable as u64, Ordering::Relaxed);
             bump(&me.stats.steal_latency[latency_bucket(now - started)]);
             let last = local.last_steal[victim];
             if last != NEVER {

@@ -79,6 +79,8 @@ fn write_json(
             .uint("local_pops", read(&s.local_pops))?
             .uint("steal_attempts", read(&s.steal_attempts))?
             .uint("steals", read(&s.steals))?
+            .uint("stolen", read(&s.stolen))?
+            .uint("stealable_seen", read(&s.stealable_seen))?
             .uint("fail_empty", read(&s.fail_empty))?
             .uint("fail_below_threshold", read(&s.fail_below_threshold))?
             .uint("fail_cooldown", read(&s.fail_cooldown))?
