@@ -61,10 +61,13 @@ pub enum Workload {
     Bang,
     /// All-to-all ping-pong among many processes (Erlang's "big" benchmark).
     Big,
+    /// Processes chased from core to core by moving load, until the migration limit holds
+    /// them (the test of `max_migrations`).
+    Bounce,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 8] = [
+    pub const ALL: [Workload; 9] = [
         Workload::Imbalanced,
         Workload::Fib,
         Workload::Ring,
@@ -73,6 +76,7 @@ impl Workload {
         Workload::Uts,
         Workload::Bang,
         Workload::Big,
+        Workload::Bounce,
     ];
 
     pub fn name(self) -> &'static str {
@@ -253,7 +257,7 @@ const fn choice(key: &'static str, names: &'static [&'static str], apply: fn(&mu
 
 const ON_OFF: &[&str] = &["off", "on"];
 const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
-const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big"];
+const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce"];
 
 const SETTINGS: &[Setting] = &[
     number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),
