@@ -1,14 +1,9 @@
 //! Messages: FIFO from one sender to one receiver across cores, none lost or duplicated;
-//! `receive_timeout` gives up when nothing comes, neither early nor late: no sooner than its
-//! timeout and within its timeout plus two ticks (the wait ends at the first tick after the
-//! deadline); sending to or killing an ended process is an error, also when its slot has been
-//! reused by a newer process (the pid's generation differs), and the newer process is unharmed.
-//!
-//! Runs under `-icount shift=0,sleep=off`: guest time is then the instruction count (1 ns per
-//! instruction; idle time skips to the next timer deadline), so the upper bound on the timeout
-//! is a repeatable guest-time bound, not at the mercy of how the host schedules QEMU.
+//! `receive_timeout` gives up when nothing comes, not before its timeout (test 42 bounds it
+//! from above, in guest time under `-icount`; this test runs the cores truly in parallel);
+//! sending to or killing an ended process is an error, also when its slot has been reused by a
+//! newer process (the pid's generation differs), and the newer process is unharmed.
 //! qemu-test: configs=a72-smp4,a72-smp1
-//! qemu-test: qemu-args=-icount shift=0,sleep=off
 //! qemu-test: expect=^test: .*stale pid refused after slot reuse
 //! qemu-test: forbid=PANIC
 
@@ -16,7 +11,7 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, SendError, SpawnOptions};
-use beamcore::{ExitCode, boot_config, ensure, println, smp, time};
+use beamcore::{ExitCode, ensure, println, smp, time};
 
 const COUNT: u64 = 20_000;
 const TIMEOUT_US: u64 = 20_000;
@@ -57,15 +52,10 @@ fn main() -> ExitCode {
     let nothing = sched::receive_timeout(TIMEOUT_US);
     let waited = time::now_ticks() - started;
     let waited_us = time::ticks_to_us(waited);
-    let tick_us = u64::from(boot_config().slice_us);
     ensure!(nothing.is_none(), "receive_timeout returned {nothing:?} with nobody sending");
     ensure!(
         waited >= time::us_to_ticks(TIMEOUT_US),
         "receive_timeout({TIMEOUT_US} us) returned early after {waited_us} us"
-    );
-    ensure!(
-        waited <= time::us_to_ticks(TIMEOUT_US + 2 * tick_us),
-        "receive_timeout({TIMEOUT_US} us) returned late after {waited_us} us (bound: timeout + 2 ticks of {tick_us} us)"
     );
 
     // Slot reuse, made certain: slots are reused last-in first-out from the free list and
