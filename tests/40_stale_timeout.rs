@@ -1,7 +1,7 @@
 //! A timeout belongs to one wait: when a `receive_timeout` is answered by a message before its
 //! deadline, its timeout must not wake the process's next wait. Here a process alone on its
-//! core waits 1 ms and is answered at once (by a helper on the same core, which can run only
-//! once the process has blocked), then waits 50 ms for nothing. The old 1 ms deadline falls
+//! core waits 5 ms and is answered at once (by a helper on the same core, which can run only
+//! once the process has blocked), then waits 50 ms for nothing. The old 5 ms deadline falls
 //! inside the second wait; were it honoured, the process would be woken early, find no message
 //! and wait again: an extra turn on its core. So the core must give exactly one turn during the
 //! second wait (the one that ends it, at its deadline), and the wait must last its 50 ms and no
@@ -23,7 +23,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use beamcore::sched::{self, Message, SpawnOptions};
 use beamcore::{ExitCode, boot_config, ensure, println, smp, time};
 
-const FIRST_US: u64 = 1_000;
+const FIRST_US: u64 = 5_000;
 const SECOND_US: u64 = 50_000;
 
 /// What the waiting process measured (written before it reports, read after).
