@@ -1,15 +1,21 @@
 //! Floating point survives both kinds of switch: processes sharing a core compute with FP/SIMD
-//! registers across voluntary yields and across timer preemptions, and get exact results.
+//! registers across voluntary yields and across timer preemptions, and get exact results: each
+//! result is bit for bit the one the same computation gives run alone without being switched
+//! out (same operations in the same order, round to nearest, no fused multiply-add: IEEE 754
+//! makes that one result, so any difference is FP state lost or changed by a switch).
 //! qemu-test: configs=a72-smp4,max-smp4
 //! qemu-test: forbid=PANIC
 
 #![no_std]
 #![no_main]
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::sched::{self, Message, SpawnOptions};
 use beamcore::{ExitCode, ensure, println};
+
+/// Each process's result, as f64 bits (written before it reports).
+static RESULTS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 
 /// A computation whose every step depends on FP state; `yield_every` = 0 never yields.
 fn compute(seed: f64, steps: u64, yield_every: u64) -> f64 {
@@ -34,24 +40,33 @@ fn main() -> ExitCode {
         let yield_every = if i % 2 == 0 { 1000 } else { 0 };
         let spawned = sched::spawn_with(SpawnOptions::default().bound_to(1), move || {
             let result = compute(seed, STEPS, yield_every);
-            let _ = sched::send(me, Message::Word(i as u64 | (result.to_bits() & !0xff)));
+            RESULTS[i].store(result.to_bits(), Ordering::Relaxed);
+            let _ = sched::send(me, Message::Word(i as u64));
         });
         ensure!(spawned.is_ok(), "spawn {i}");
     }
-    let mut results = [0u64; 4];
+    let mut reported = [false; 4];
     for _ in 0..4 {
         match sched::receive_timeout(60_000_000) {
-            Some(Message::Word(word)) => results[(word & 0xff) as usize] = word & !0xff,
+            Some(Message::Word(i)) if (i as usize) < 4 => reported[i as usize] = true,
             other => ensure!(false, "result missing: {other:?}"),
         }
     }
+    ensure!(reported == [true; 4], "not every process reported: {reported:?}");
     let preemptions = sched::core_stats(1).preemptions.load(Ordering::Relaxed);
     for (i, &seed) in seeds.iter().enumerate() {
-        let expected = compute(seed, STEPS, 0).to_bits() & !0xff;
-        ensure!(results[i] == expected, "process {i}: {:#x}, computed alone {expected:#x}", results[i]);
+        let expected = compute(seed, STEPS, 0).to_bits();
+        let result = RESULTS[i].load(Ordering::Relaxed);
+        ensure!(
+            result == expected,
+            "process {i}: {result:#018x} ({}), computed alone {expected:#018x} ({}): {} ulp apart",
+            f64::from_bits(result),
+            f64::from_bits(expected),
+            result.abs_diff(expected)
+        );
     }
     ensure!(preemptions > 0, "no preemption happened on core 1");
-    println!("test: 4 FP computations sharing core 1 exact across yields and {preemptions} preemptions");
+    println!("test: 4 FP computations sharing core 1 bit-exact across yields and {preemptions} preemptions");
     ExitCode::Success
 }
 
