@@ -669,11 +669,11 @@ pub fn bounce(workers: usize, rounds: u64) -> Outcome {
     let cores = smp::cores_online();
     STOP_HEATERS.store(false, Ordering::Relaxed);
     let mut heaters = Vec::new();
-    for core in 0..cores {
+    for (core, hot) in HOT.iter().enumerate().take(cores) {
         let options = SpawnOptions::default().priority(Priority::Max).stack_bytes(4096).bound_to(core);
         let heater = sched::spawn_with(options, move || {
             while !STOP_HEATERS.load(Ordering::Relaxed) {
-                if HOT[core].load(Ordering::Relaxed) {
+                if hot.load(Ordering::Relaxed) {
                     for i in 0..2_000u64 {
                         core::hint::black_box(i);
                     }
