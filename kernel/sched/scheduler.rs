@@ -81,6 +81,11 @@ struct Local {
     last_rebalance: u64,
     /// This core's heap balance (`heap::net_bytes_on`) when the current turn began.
     turn_heap_mark: i64,
+    /// This core counts in `SEARCHING`.
+    searching: bool,
+    /// When this core's current search began, and how many rounds it has made.
+    search_started: u64,
+    search_rounds: u32,
 }
 
 /// Adds one to a counter that only its own core writes: a plain load and store, no
@@ -182,6 +187,9 @@ impl CoreScheduler {
                 last_steal: [NEVER; MAX_CORES],
                 last_rebalance: 0,
                 turn_heap_mark: 0,
+                searching: false,
+                search_started: 0,
+                search_rounds: 0,
             }),
             inbox: IrqSpinLock::new(VecDeque::new()),
             inbox_len: AtomicUsize::new(0),
@@ -245,6 +253,20 @@ static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
 /// Cores asleep in WFI (bit n = core n), so a core that queues stealable work can wake one to
 /// take it (as Go's runtime wakes an idle P) instead of leaving it asleep until its tick.
 static SLEEPERS: AtomicU32 = AtomicU32::new(0);
+/// Cores searching for work right now (idle, spinning through steal rounds before they sleep):
+/// Go's spinning Ms. While one searches, new stealable work needs no wake-up SGI: the searcher
+/// finds it within microseconds. At most half the cores search at once (Tokio's rule), so idle
+/// cores do not all hammer the same victims.
+static SEARCHING: AtomicUsize = AtomicUsize::new(0);
+/// How long an idle core keeps searching before it sleeps, and the longest pause between two of
+/// its steal rounds (the pauses grow exponentially from `SEARCH_PAUSE_MIN_NS`, with jitter).
+const SEARCH_BUDGET_NS: u64 = 50_000;
+const SEARCH_PAUSE_MIN_NS: u64 = 500;
+const SEARCH_PAUSE_MAX_NS: u64 = 8_000;
+/// The three above in counter ticks, computed once at boot.
+static SEARCH_BUDGET_TICKS: AtomicU64 = AtomicU64::new(0);
+static SEARCH_PAUSE_MIN_TICKS: AtomicU64 = AtomicU64::new(1);
+static SEARCH_PAUSE_MAX_TICKS: AtomicU64 = AtomicU64::new(1);
 /// Push rebalancing looks for severe imbalance this often (counter cycles are derived from it).
 const REBALANCE_PERIOD_US: u64 = 2_000;
 /// `REBALANCE_PERIOD_US` in counter ticks, computed once at boot.
@@ -271,6 +293,10 @@ pub(crate) fn init_global(
     TRACE.store(trace_on, Ordering::Relaxed);
     BALANCE.call_once(|| (balance, strategy));
     REBALANCE_PERIOD_TICKS.store(crate::time::us_to_ticks(REBALANCE_PERIOD_US), Ordering::Relaxed);
+    let ns_to_ticks = |ns: u64| (ns.saturating_mul(cpu::counter_frequency()) / 1_000_000_000).max(1);
+    SEARCH_BUDGET_TICKS.store(ns_to_ticks(SEARCH_BUDGET_NS), Ordering::Relaxed);
+    SEARCH_PAUSE_MIN_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MIN_NS), Ordering::Relaxed);
+    SEARCH_PAUSE_MAX_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MAX_NS), Ordering::Relaxed);
     SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
     process::init_table()
@@ -299,10 +325,17 @@ pub(crate) fn reductions_per_slice() -> i64 {
     REDUCTIONS_PER_SLICE.load(Ordering::Relaxed) as i64
 }
 
-/// With enough stealable work queued here, wakes one sleeping core to come and take some.
+/// With enough stealable work queued here and no core searching, wakes one sleeping core to
+/// come and take some (a searching core would find it by itself within microseconds).
+///
+/// The loads are Relaxed, and nothing orders them after the push that made the work: a core
+/// that announces its sleep just then may be missed here while its own last look (in `sleep`)
+/// misses the new item. That costs promptness, never a process: the owner runs the item itself,
+/// and the sleeper's tick wakes it within one slice. A full barrier on every push (the yield
+/// path) to close that window would cost more than it saves.
 fn wake_a_thief(stealable_here: usize) {
     let sleepers = SLEEPERS.load(Ordering::Relaxed);
-    if sleepers == 0 || stealable_here < balance().0.min_steal {
+    if sleepers == 0 || stealable_here < balance().0.min_steal || SEARCHING.load(Ordering::Relaxed) != 0 {
         return;
     }
     let me = cpu::core_id();
@@ -582,7 +615,7 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> StealRound {
                 }
             }
             local.last_steal[victim] = now;
-            return StealRound::Took;
+            return StealRound::Took(victim);
         }
     }
     match cooled_at {
@@ -722,6 +755,7 @@ pub(crate) fn run_loop() -> ! {
         // and to take the interrupt that ends a sleep.
         let _ = cpu::irq_save();
         if let Some(job) = smp::take_job() {
+            end_search(me);
             cpu::irq_enable();
             job();
             continue;
@@ -734,11 +768,25 @@ pub(crate) fn run_loop() -> ! {
             rebalance(local);
         }
         if let Some(slot) = take_next(me) {
+            end_search(me);
             run(me, slot);
             continue;
         }
-        match try_steal(me, core) {
-            StealRound::Took => {}
+        let round = try_steal(me, core);
+        // SAFETY: owning core, IRQs masked; `try_steal`'s borrow has ended.
+        let local = unsafe { me.local() };
+        match round {
+            StealRound::Took(victim) => {
+                if local.searching {
+                    stop_searching(local);
+                }
+                // If the victim still has work to spare and no core searches, wake another
+                // thief for it (Go wakes a spinning M when the last one finds work): without
+                // this, cores that slept through a burst of spawns would wait for their tick.
+                if let Some(stealers) = SCHEDULERS[victim].stealers.get() {
+                    wake_a_thief(stealers.iter().map(|q| q.len()).sum());
+                }
+            }
             // A victim with work is cooling down. Soon: come round the loop again (serving
             // jobs, the inbox and timeouts) with an interrupt window each time, so ticks and
             // SGIs are taken; later than a slice: sleep, and the tick or a wake-up brings the
@@ -749,15 +797,88 @@ pub(crate) fn run_loop() -> ! {
                 cpu::irq_enable();
                 cpu::relax();
             }
-            StealRound::CoolingUntil(_) | StealRound::Nothing => sleep(me),
+            StealRound::CoolingUntil(_) | StealRound::Nothing => {
+                if !search_a_little_longer(local, smp::cores_online()) {
+                    sleep(me);
+                }
+            }
         }
     }
 }
 
+/// The core found work of its own (a job, a process): it stops counting as a searcher.
+fn end_search(me: &CoreScheduler) {
+    // SAFETY: owning core, IRQs masked (the loop's contract); no other borrow is live.
+    let local = unsafe { me.local() };
+    if local.searching {
+        stop_searching(local);
+    }
+}
+
+/// Would a steal round succeed now? Fresh views of every other core, judged by the same rules
+/// (`check_victim`, cooldowns included) the round would apply. A core about to sleep asks this
+/// after announcing itself as a sleeper, so that work pushed just before is not slept through.
+fn steal_would_succeed(me: &CoreScheduler, thief: usize) -> bool {
+    let cores = smp::cores_online();
+    if cores < 2 {
+        return false;
+    }
+    let (config, _) = *balance();
+    // SAFETY: owning core, IRQs masked; only `last_steal` is read.
+    let local = unsafe { me.local() };
+    let views = core_views(cores);
+    let now = cpu::counter();
+    (0..cores)
+        .filter(|&victim| victim != thief)
+        .any(|victim| check_victim(&config, views[thief].load, &views[victim], now, local.last_steal[victim]).is_ok())
+}
+
+/// An idle core that found nothing: keep searching (a short pause, growing exponentially with
+/// jitter, IRQs open so ticks and SGIs are served, then the loop's next round of jobs, inbox,
+/// timeouts and stealing) until the search budget is spent, if no more than half the cores
+/// search already. False when it should sleep now.
+fn search_a_little_longer(local: &mut Local, cores: usize) -> bool {
+    if cores < 2 {
+        return false;
+    }
+    let now = cpu::counter();
+    if !local.searching {
+        let limit = (cores / 2).max(1);
+        // ORDERING: Relaxed: the count only limits how many search; an overshoot by a racing
+        // core costs a little spinning, never correctness.
+        if SEARCHING.fetch_add(1, Ordering::Relaxed) >= limit {
+            SEARCHING.fetch_sub(1, Ordering::Relaxed);
+            return false;
+        }
+        local.searching = true;
+        local.search_started = now;
+        local.search_rounds = 0;
+    } else if now.wrapping_sub(local.search_started) >= SEARCH_BUDGET_TICKS.load(Ordering::Relaxed) {
+        stop_searching(local);
+        return false;
+    }
+    let min = SEARCH_PAUSE_MIN_TICKS.load(Ordering::Relaxed);
+    let max = SEARCH_PAUSE_MAX_TICKS.load(Ordering::Relaxed);
+    let pause = min.saturating_mul(1 << local.search_rounds.min(16)).min(max);
+    local.search_rounds += 1;
+    let pause = pause / 2 + local.rng.next_u64() % (pause / 2 + 1);
+    let until = now + pause;
+    cpu::irq_enable();
+    while cpu::counter() < until {
+        cpu::relax();
+    }
+    true
+}
+
+fn stop_searching(local: &mut Local) {
+    local.searching = false;
+    SEARCHING.fetch_sub(1, Ordering::Relaxed);
+}
+
 /// What an idle core's round of stealing came to.
 enum StealRound {
-    /// It took at least one process.
-    Took,
+    /// It took at least one process, from this victim.
+    Took(usize),
     /// Nothing taken; a victim with work refused only for its cooldown, which ends at this
     /// counter reading.
     CoolingUntil(u64),
@@ -773,7 +894,16 @@ fn sleep(me: &CoreScheduler) {
         // after the checks is not lost. The tick bounds the sleep (timeouts are checked, and
         // stealing tried again, then).
         let bit = 1 << cpu::core_id();
-        SLEEPERS.fetch_or(bit, Ordering::Relaxed);
+        // ORDERING: SeqCst read-modify-write, then the fresh look at the other cores' queues
+        // below: work pushed before this point is seen there, or the pusher (which reads
+        // `SLEEPERS` after pushing) sees this core asleep and may wake it.
+        SLEEPERS.fetch_or(bit, Ordering::SeqCst);
+        if steal_would_succeed(me, cpu::core_id()) {
+            SLEEPERS.fetch_and(!bit, Ordering::Relaxed);
+            me.sleeping.store(false, Ordering::Relaxed);
+            cpu::irq_enable();
+            return;
+        }
         let fell_asleep = cpu::counter();
         trace::record(Event::Sleep, cpu::core_id(), 0, 0, 0);
         cpu::wait_for_interrupt();
