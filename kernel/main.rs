@@ -43,7 +43,9 @@ fn main() -> ExitCode {
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
     println!("workload {}: {verdict} ({}) in {} ms of guest time", workload.name(), outcome.detail, elapsed_us / 1000);
     let extra = |json: &mut JsonObject<'_, alloc::string::String>| {
-        json.boolean("ok", outcome.ok)?.uint("workload_processes", outcome.processes)?;
+        json.boolean("ok", outcome.ok)?
+            .uint("workload_processes", outcome.processes)?
+            .uint("elapsed_us", elapsed_us)?;
         Ok(())
     };
     telemetry::print_report(workload.name(), &workloads::work_on, &extra);

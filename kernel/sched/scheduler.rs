@@ -127,6 +127,10 @@ pub struct CoreStats {
     pub steal_latency: [AtomicU64; LATENCY_BUCKETS],
     /// Counter cycles spent asleep in WFI.
     pub asleep_cycles: AtomicU64,
+    /// Counter ticks this core spent asleep or searching while another core held at least
+    /// `min_steal` stealable processes: parallelism lost. An upper bound: a sleep is counted
+    /// whole when there was such work at its end, though the work may have appeared late.
+    pub idle_with_work_ticks: AtomicU64,
     /// Smallest gap, in counter cycles, between two successful steals from the same victim
     /// (u64::MAX if there were none): never below the cooldown.
     pub min_steal_gap: AtomicU64,
@@ -214,6 +218,7 @@ impl CoreScheduler {
                 migrated_out: AtomicU64::new(0),
                 steal_latency: [const { AtomicU64::new(0) }; LATENCY_BUCKETS],
                 asleep_cycles: AtomicU64::new(0),
+                idle_with_work_ticks: AtomicU64::new(0),
                 min_steal_gap: AtomicU64::new(u64::MAX),
                 rebalanced: AtomicU64::new(0),
                 take_oldest_retries: AtomicU64::new(0),
@@ -867,7 +872,24 @@ fn search_a_little_longer(local: &mut Local, cores: usize) -> bool {
     while cpu::counter() < until {
         cpu::relax();
     }
+    let me = this_scheduler();
+    if work_elsewhere(cpu::core_id()) {
+        add(&me.stats.idle_with_work_ticks, cpu::counter().wrapping_sub(now));
+    }
     true
+}
+
+/// Does another core hold at least `min_steal` stealable processes?
+fn work_elsewhere(thief: usize) -> bool {
+    let min_steal = balance().0.min_steal;
+    (0..smp::cores_online()).filter(|&core| core != thief).any(|core| {
+        SCHEDULERS[core].stealers.get().is_some_and(|s| s.iter().map(|q| q.len()).sum::<usize>() >= min_steal)
+    })
+}
+
+/// Adds to a counter only its own core writes.
+fn add(counter: &AtomicU64, amount: u64) {
+    counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
 }
 
 fn stop_searching(local: &mut Local) {
@@ -911,6 +933,9 @@ fn sleep(me: &CoreScheduler) {
         let slept = cpu::counter() - fell_asleep;
         SLEEPERS.fetch_and(!bit, Ordering::Relaxed);
         me.stats.asleep_cycles.store(me.stats.asleep_cycles.load(Ordering::Relaxed) + slept, Ordering::Relaxed);
+        if work_elsewhere(cpu::core_id()) {
+            add(&me.stats.idle_with_work_ticks, slept);
+        }
     }
     me.sleeping.store(false, Ordering::Relaxed);
     // Take the interrupt that woke us before looking again (the loop masks IRQs at its top).

@@ -92,7 +92,8 @@ fn write_json(
             .uint("take_oldest_retries", read(&s.take_oldest_retries))?
             .uint("take_oldest_gave_up", read(&s.take_oldest_gave_up))?
             .uint("preemptions", read(&s.preemptions))?
-            .uint("asleep_us", time::ticks_to_us(read(&s.asleep_cycles)))?;
+            .uint("asleep_us", time::ticks_to_us(read(&s.asleep_cycles)))?
+            .uint("idle_with_work_us", time::ticks_to_us(read(&s.idle_with_work_ticks)))?;
         let gap = read(&s.min_steal_gap);
         if gap != u64::MAX {
             e.uint("min_steal_gap_cycles", gap)?;
