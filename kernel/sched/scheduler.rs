@@ -31,6 +31,7 @@ use super::trace::{self, Event};
 use crate::arch::context::{self, Context};
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
+use crate::core_set::CoreSet;
 use crate::mm::layout::MAX_CORES;
 use crate::mm::{heap, stack_pool};
 use crate::smp::{self, Sgi};
@@ -242,9 +243,9 @@ static TRACE: AtomicBool = AtomicBool::new(false);
 static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
 /// The most migrations any process has made.
 static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
-/// Cores asleep in WFI (bit n = core n), so a core that queues stealable work can wake one to
+/// Cores asleep in WFI, so a core that queues stealable work can wake one to
 /// take it (as Go's runtime wakes an idle P) instead of leaving it asleep until its tick.
-static SLEEPERS: AtomicU32 = AtomicU32::new(0);
+static SLEEPERS: CoreSet = CoreSet::new();
 /// Push rebalancing looks for severe imbalance this often (counter cycles are derived from it).
 const REBALANCE_PERIOD_US: u64 = 2_000;
 /// `REBALANCE_PERIOD_US` in counter ticks, computed once at boot.
@@ -301,14 +302,13 @@ pub(crate) fn reductions_per_slice() -> i64 {
 
 /// With enough stealable work queued here, wakes one sleeping core to come and take some.
 fn wake_a_thief(stealable_here: usize) {
-    let sleepers = SLEEPERS.load(Ordering::Relaxed);
-    if sleepers == 0 || stealable_here < balance().0.min_steal {
+    let sleepers = SLEEPERS.load();
+    if sleepers.is_empty() || stealable_here < balance().0.min_steal {
         return;
     }
     let me = cpu::core_id();
-    let others = sleepers & !(1 << me);
-    if others != 0 {
-        let _ = smp::send_sgi(others.trailing_zeros() as usize, Sgi::Wake);
+    if let Some(other) = sleepers.first_other_than(me) {
+        let _ = smp::send_sgi(other, Sgi::Wake);
     }
 }
 
@@ -354,7 +354,7 @@ fn enqueue_local(me: &CoreScheduler, slot: u32) {
         let queues = local.queues.as_ref().expect("run queues exist once the core schedules");
         // Never refused: a full deque spills to the overflow queue (Placement says which).
         let _placement = queues[level].push(u64::from(slot));
-        if SLEEPERS.load(Ordering::Relaxed) != 0 {
+        if !SLEEPERS.is_empty() {
             wake_a_thief(queues[level].len());
         }
     } else {
@@ -772,14 +772,13 @@ fn sleep(me: &CoreScheduler) {
         // WFI wakes on a pending interrupt even with IRQs masked: a wake-up SGI that arrived
         // after the checks is not lost. The tick bounds the sleep (timeouts are checked, and
         // stealing tried again, then).
-        let bit = 1 << cpu::core_id();
-        SLEEPERS.fetch_or(bit, Ordering::Relaxed);
+        SLEEPERS.insert(cpu::core_id(), Ordering::Relaxed);
         let fell_asleep = cpu::counter();
         trace::record(Event::Sleep, cpu::core_id(), 0, 0, 0);
         cpu::wait_for_interrupt();
         trace::record(Event::IdleEnd, cpu::core_id(), 0, 0, 0);
         let slept = cpu::counter() - fell_asleep;
-        SLEEPERS.fetch_and(!bit, Ordering::Relaxed);
+        SLEEPERS.remove(cpu::core_id(), Ordering::Relaxed);
         me.stats.asleep_cycles.store(me.stats.asleep_cycles.load(Ordering::Relaxed) + slept, Ordering::Relaxed);
     }
     me.sleeping.store(false, Ordering::Relaxed);
