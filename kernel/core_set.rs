@@ -26,6 +26,9 @@ pub const CORE_SET_WORDS: usize = MAX_CORES.div_ceil(WORD_BITS);
 /// A set of the kernel's cores (ids below [`MAX_CORES`]).
 pub type CoreSet = AtomicCoreSet<CORE_SET_WORDS>;
 
+// Every core id fits, and no whole word is unused (checked at build time).
+const _: () = assert!(CoreSet::CAPACITY >= MAX_CORES && CoreSet::CAPACITY < MAX_CORES + WORD_BITS);
+
 /// A shared set of core ids below `64 * WORDS`.
 ///
 /// Cache-line aligned: a set is written by every core that joins or leaves it, so it gets a line
@@ -147,8 +150,6 @@ mod tests {
 
     #[test]
     fn the_kernel_set_holds_every_core_id() {
-        assert!(CoreSet::CAPACITY >= MAX_CORES);
-        assert!(CoreSet::CAPACITY < MAX_CORES + WORD_BITS, "no whole word unused");
         let set = CoreSet::new();
         set.insert(MAX_CORES - 1, Ordering::Relaxed);
         assert_eq!(set.load().iter().collect::<Vec<_>>(), [MAX_CORES - 1]);

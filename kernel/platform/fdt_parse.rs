@@ -443,7 +443,7 @@ mod tests {
         let p = load("virt-gicv3-smp128");
         assert_eq!(p.cpus.len(), MAX_CORES);
         assert_eq!(p.cpus_ignored, 128 - MAX_CORES);
-        let expected: Vec<u64> = (0..MAX_CORES as u64).map(|core| (core / 16) << 8 | core % 16).collect();
+        let expected: Vec<u64> = (0..MAX_CORES as u64).map(|core| ((core / 16) << 8) | (core % 16)).collect();
         assert_eq!(p.cpus.iter().map(|c| c.mpidr).collect::<Vec<_>>(), expected);
         let notice = p.cores_beyond_limit().expect("more cores than MAX_CORES");
         assert_eq!(
