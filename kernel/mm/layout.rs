@@ -3,11 +3,12 @@
 //! The constants must agree with `linker.ld` (`__max_cores`, `__boot_stack_bytes`,
 //! `__guard_bytes`); `image()` reads the section boundaries the script defines.
 
-/// Most cores the kernel brings up; per-core arrays are sized by it. Cores a machine has beyond
-/// it stay off (`smp:` says so at boot). What each core costs in the image: a boot stack and
-/// guard page (68 KiB, `.boot_stacks`, not loaded) and some 2.5 KiB of per-core arrays in
-/// `.data`/`.bss`; a few arrays are per pair of cores (`last_steal`, `pings_from`), 12 bytes per
-/// pair. 64 cores: about 4.4 MiB of boot stacks; see README.md.
+/// Most cores the kernel brings up; per-core arrays are sized by it (and `linker.ld`'s
+/// `__max_cores`, which a host test keeps equal). Cores a machine has beyond it stay off (`smp:`
+/// says so at boot). What each core costs in the image: a boot stack and its guard page (68 KiB,
+/// `.boot_stacks`, not loaded) and about 2 KiB of scheduler and shared state in `.data`, 12 bytes
+/// of it per other core (`last_steal`, `pings_from`). At 64: 4.25 MiB of boot stacks, 128 KiB of
+/// per-core state (README.md, "Cores and memory").
 pub const MAX_CORES: usize = 64;
 /// Bytes of each core's boot (kernel) stack.
 pub const BOOT_STACK_BYTES: usize = 64 * 1024;
