@@ -156,6 +156,9 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     cpu::irq_enable();
 
     let wanted = config.maxcpus.min(MAX_CORES);
+    if let Some(beyond) = platform.cores_beyond_limit() {
+        println!("smp: {beyond}");
+    }
     start_secondaries(platform, wanted);
     println!("smp: {} cores online", smp::cores_online());
 
@@ -252,9 +255,6 @@ fn start_secondaries(platform: &Platform, wanted: usize) {
                 }
             }
         }
-    }
-    if platform.cpus_ignored > 0 {
-        println!("smp: {} cores beyond the kernel's {MAX_CORES} not started", platform.cpus_ignored);
     }
 }
 

@@ -16,6 +16,7 @@
 extern crate alloc;
 
 pub mod config;
+pub mod core_set;
 pub mod mm;
 pub mod platform;
 pub mod report;

@@ -19,6 +19,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
 use crate::arch::timer;
+use crate::core_set::CoreSet;
 use crate::drivers::gic::{Gic, GicError};
 use crate::mm::layout::MAX_CORES;
 use crate::sync::IrqSpinLock;
@@ -47,8 +48,8 @@ pub struct PerCore {
     mpidr: AtomicU64,
     /// Timer ticks this core has taken.
     ticks: AtomicU64,
-    /// Cores with a ping not yet counted by this core (bit n = core n).
-    pings_pending: AtomicU32,
+    /// Cores with a ping not yet counted by this core.
+    pings_pending: CoreSet,
     /// Pings counted, by sending core.
     pings_from: [AtomicU32; MAX_CORES],
     /// Interrupts this core acknowledged that no handler expected.
@@ -65,7 +66,7 @@ impl PerCore {
             online: AtomicBool::new(false),
             mpidr: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
-            pings_pending: AtomicU32::new(0),
+            pings_pending: CoreSet::new(),
             pings_from: [const { AtomicU32::new(0) }; MAX_CORES],
             unexpected_irqs: AtomicU64::new(0),
             jobs: IrqSpinLock::new(VecDeque::new()),
@@ -193,19 +194,17 @@ pub fn ping(target: usize) -> Result<(), SmpError> {
     if target >= MAX_CORES || !CORES[target].is_online() {
         return Err(SmpError::NoSuchCore(target));
     }
-    // ORDERING: Release pairs with the receiver's Acquire swap in `on_ping`; the GIC driver's
-    // DSB makes the bit visible before the interrupt can be taken.
-    CORES[target].pings_pending.fetch_or(1 << cpu::core_id(), Ordering::Release);
+    // ORDERING: Release pairs with the receiver's Acquire swap in `on_ping` (`take_all`, on the
+    // same word); the GIC driver's DSB makes the bit visible before the interrupt can be taken.
+    CORES[target].pings_pending.insert(cpu::core_id(), Ordering::Release);
     send_sgi(target, Sgi::Ping)
 }
 
 fn on_ping(me: &PerCore) {
-    // ORDERING: Acquire pairs with the senders' Release `fetch_or`.
-    let mut pending = me.pings_pending.swap(0, Ordering::Acquire);
-    while pending != 0 {
-        let from = pending.trailing_zeros() as usize;
+    // ORDERING: Acquire (each word's swap) pairs with the senders' Release `insert`.
+    let pending = me.pings_pending.take_all(Ordering::Acquire);
+    for from in pending.iter() {
         me.pings_from[from].fetch_add(1, Ordering::Relaxed);
-        pending &= pending - 1;
     }
 }
 

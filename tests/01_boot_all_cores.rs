@@ -1,9 +1,9 @@
 //! Every core the device tree lists comes online at EL1 with its MMU and caches on, and runs
 //! work handed to it exactly once. (Also on QEMU raspi4b, through the spin table: see
 //! RPI4_CASES in scripts/test-qemu.py; the tree then lies at 0x8000000.)
-//! qemu-test: configs=all
+//! qemu-test: configs=all,gicv3-smp64
 //! qemu-test: expect-count=smp ^core \d+ online el=1 mpidr=0x[0-9a-f]+$
-//! qemu-test: expect=^config: slice_us=1000 maxcpus=32 ticks=10 reductions=4000 strategy=load
+//! qemu-test: expect=^config: slice_us=1000 maxcpus=64 ticks=10 reductions=4000 strategy=load
 //! qemu-test: expect=^platform: device tree at 0x(40000000|8000000),
 //! qemu-test: forbid=PANIC|did not come online
 

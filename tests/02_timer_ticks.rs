@@ -1,6 +1,6 @@
 //! Every core takes its own periodic timer interrupt: each counts at least 20 ticks, spaced by
 //! at least one tick period of the system counter (no bursts).
-//! qemu-test: configs=a72-smp1,a72-smp4,gicv3-smp16,el2-smp4,max-smp4
+//! qemu-test: configs=a72-smp1,a72-smp4,gicv3-smp16,el2-smp4,max-smp4,gicv3-smp64
 //! qemu-test: append=slice_us=500
 //! qemu-test: forbid=PANIC
 

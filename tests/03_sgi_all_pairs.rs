@@ -1,6 +1,6 @@
 //! Any core can interrupt any other: every ordered pair (A, B) of distinct cores, A sends one
 //! SGI to B and B's handler counts exactly one from A, and none from itself.
-//! qemu-test: configs=a72-smp4,a72-smp8,gicv3-smp16,el2-smp4
+//! qemu-test: configs=a72-smp4,a72-smp8,gicv3-smp16,el2-smp4,gicv3-smp64
 //! qemu-test: forbid=PANIC
 
 #![no_std]

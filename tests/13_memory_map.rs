@@ -1,6 +1,6 @@
 //! The kernel's identity map gives each range the attributes it needs: code executable and
 //! read-only, rodata read-only, data/heap read-write, MMIO device memory, guard pages absent.
-//! qemu-test: configs=a72-smp4,gicv3-smp16
+//! qemu-test: configs=a72-smp4,gicv3-smp16,gicv3-smp64
 //! qemu-test: forbid=PANIC
 
 #![no_std]

@@ -49,7 +49,7 @@ fn main() -> ExitCode {
     }
     let completed: u64 = (0..cores).map(|c| sched::core_stats(c).completed.load(Ordering::Relaxed)).sum();
     ensure!(completed as usize >= PROCESSES, "{completed} completions counted");
-    let spread: heapless::Vec<u64, 32> =
+    let spread: heapless::Vec<u64, { beamcore::mm::layout::MAX_CORES }> =
         (0..cores).map(|c| sched::core_stats(c).completed.load(Ordering::Relaxed)).collect();
     ensure!(spread.iter().all(|&n| n > 0), "a core completed nothing: {spread:?}");
     println!(

@@ -3,8 +3,13 @@
 //! The constants must agree with `linker.ld` (`__max_cores`, `__boot_stack_bytes`,
 //! `__guard_bytes`); `image()` reads the section boundaries the script defines.
 
-/// Most cores the kernel brings up; per-core arrays are sized by it.
-pub const MAX_CORES: usize = 32;
+/// Most cores the kernel brings up; per-core arrays are sized by it (and `linker.ld`'s
+/// `__max_cores`, which a host test keeps equal). Cores a machine has beyond it stay off (`smp:`
+/// says so at boot). What each core costs in the image: a boot stack and its guard page (68 KiB,
+/// `.boot_stacks`, not loaded) and about 2 KiB of scheduler and shared state in `.data`, 12 bytes
+/// of it per other core (`last_steal`, `pings_from`). At 64: 4.25 MiB of boot stacks, 128 KiB of
+/// per-core state (README.md, "Cores and memory").
+pub const MAX_CORES: usize = 64;
 /// Bytes of each core's boot (kernel) stack.
 pub const BOOT_STACK_BYTES: usize = 64 * 1024;
 /// The unmapped page below each stack, so an overflow faults instead of corrupting a neighbour.
@@ -61,5 +66,32 @@ pub fn image() -> ImageLayout {
         boot_stacks_start: addr(&raw const __boot_stacks_start),
         boot_stacks_end: addr(&raw const __boot_stacks_end),
         kernel_end: addr(&raw const __kernel_end),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `linker.ld` sizes the boot stack area with its own copy of the constants; they must agree
+    /// with this module's, or a core's stack would lie beyond the area (or guard pages be
+    /// unmapped in the middle of something else).
+    #[test]
+    fn linker_script_agrees_with_the_layout_constants() {
+        let script = include_str!("../../linker.ld");
+        let value = |symbol: &str| -> usize {
+            let line = script
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{symbol} =")))
+                .unwrap_or_else(|| panic!("linker.ld defines {symbol}"));
+            let text = line.split('=').nth(1).unwrap().trim().trim_end_matches(';').trim();
+            match text.strip_suffix('K') {
+                Some(kib) => kib.parse::<usize>().unwrap() * 1024,
+                None => text.parse().unwrap(),
+            }
+        };
+        assert_eq!(value("__max_cores"), MAX_CORES);
+        assert_eq!(value("__boot_stack_bytes"), BOOT_STACK_BYTES);
+        assert_eq!(value("__guard_bytes"), GUARD_BYTES);
     }
 }

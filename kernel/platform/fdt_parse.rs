@@ -342,6 +342,7 @@ fn read_cells(bytes: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::layout::MAX_CORES;
 
     fn blob(name: &str) -> Vec<u8> {
         let path = format!("{}/tests/data/{name}.dtb", env!("CARGO_MANIFEST_DIR"));
@@ -432,6 +433,24 @@ mod tests {
             GicDescription::V3 { redistributors: Region { base: 0x080a_0000, .. }, stride: 0x2_0000, .. }
         ));
         assert_eq!(p.enable_method, EnableMethod::Psci(PsciConduit::Hvc));
+    }
+
+    /// QEMU virt with 128 cores (GICv3 clusters of 16: MPIDR Aff1 = core / 16, Aff0 = core % 16):
+    /// the kernel keeps the first `MAX_CORES`, in tree order (the boot core, 0, first), counts
+    /// the rest, and says so in one `smp:` line.
+    #[test]
+    fn virt_gicv3_more_cores_than_the_kernel_brings_up() {
+        let p = load("virt-gicv3-smp128");
+        assert_eq!(p.cpus.len(), MAX_CORES);
+        assert_eq!(p.cpus_ignored, 128 - MAX_CORES);
+        let expected: Vec<u64> = (0..MAX_CORES as u64).map(|core| ((core / 16) << 8) | (core % 16)).collect();
+        assert_eq!(p.cpus.iter().map(|c| c.mpidr).collect::<Vec<_>>(), expected);
+        let notice = p.cores_beyond_limit().expect("more cores than MAX_CORES");
+        assert_eq!(
+            std::format!("{notice}"),
+            std::format!("128 cores in the device tree; beamcore brings up {MAX_CORES} (MAX_CORES)")
+        );
+        assert_eq!(load("virt-gicv3-smp16").cores_beyond_limit(), None);
     }
 
     #[test]

@@ -165,6 +165,25 @@ impl Platform {
     pub fn memory_bytes(&self) -> u64 {
         self.memory.iter().map(|r| r.bytes).sum()
     }
+
+    /// When the machine lists more cores than the kernel brings up ([`MAX_CORES`]): how many.
+    pub fn cores_beyond_limit(&self) -> Option<CoresBeyondLimit> {
+        (self.cpus_ignored > 0).then_some(CoresBeyondLimit { listed: self.cpus.len() + self.cpus_ignored })
+    }
+}
+
+/// A machine with more cores than [`MAX_CORES`]; displays as the boot console's `smp:` notice
+/// (after `smp: `): "128 cores in the device tree; beamcore brings up 64 (MAX_CORES)".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoresBeyondLimit {
+    /// Cores the device tree lists.
+    pub listed: usize,
+}
+
+impl fmt::Display for CoresBeyondLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} cores in the device tree; beamcore brings up {MAX_CORES} (MAX_CORES)", self.listed)
+    }
 }
 
 impl fmt::Display for Platform {

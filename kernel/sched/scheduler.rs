@@ -31,6 +31,7 @@ use super::trace::{self, Event};
 use crate::arch::context::{self, Context};
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
+use crate::core_set::CoreSet;
 use crate::mm::layout::MAX_CORES;
 use crate::mm::{heap, stack_pool};
 use crate::smp::{self, Sgi};
@@ -255,9 +256,9 @@ static TRACE: AtomicBool = AtomicBool::new(false);
 static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
 /// The most migrations any process has made.
 static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
-/// Cores asleep in WFI (bit n = core n), so a core that queues stealable work can wake one to
+/// Cores asleep in WFI, so a core that queues stealable work can wake one to
 /// take it (as Go's runtime wakes an idle P) instead of leaving it asleep until its tick.
-static SLEEPERS: AtomicU32 = AtomicU32::new(0);
+static SLEEPERS: CoreSet = CoreSet::new();
 /// Cores searching for work right now (idle, spinning through steal rounds before they sleep):
 /// Go's spinning Ms. While one searches, new stealable work needs no wake-up SGI: the searcher
 /// finds it within microseconds. At most half the cores search at once (Tokio's rule), so idle
@@ -339,14 +340,13 @@ pub(crate) fn reductions_per_slice() -> i64 {
 /// and the sleeper's tick wakes it within one slice. A full barrier on every push (the yield
 /// path) to close that window would cost more than it saves.
 fn wake_a_thief(stealable_here: usize) {
-    let sleepers = SLEEPERS.load(Ordering::Relaxed);
-    if sleepers == 0 || stealable_here < balance().0.min_steal || SEARCHING.load(Ordering::Relaxed) != 0 {
+    let sleepers = SLEEPERS.load();
+    if sleepers.is_empty() || stealable_here < balance().0.min_steal || SEARCHING.load(Ordering::Relaxed) != 0 {
         return;
     }
     let me = cpu::core_id();
-    let others = sleepers & !(1 << me);
-    if others != 0 {
-        let _ = smp::send_sgi(others.trailing_zeros() as usize, Sgi::Wake);
+    if let Some(other) = sleepers.first_other_than(me) {
+        let _ = smp::send_sgi(other, Sgi::Wake);
     }
 }
 
@@ -392,7 +392,7 @@ fn enqueue_local(me: &CoreScheduler, slot: u32) {
         let queues = local.queues.as_ref().expect("run queues exist once the core schedules");
         // Never refused: a full deque spills to the overflow queue (Placement says which).
         let _placement = queues[level].push(u64::from(slot));
-        if SLEEPERS.load(Ordering::Relaxed) != 0 {
+        if !SLEEPERS.is_empty() {
             wake_a_thief(queues[level].len());
         }
     } else {
@@ -915,13 +915,12 @@ fn sleep(me: &CoreScheduler) {
         // WFI wakes on a pending interrupt even with IRQs masked: a wake-up SGI that arrived
         // after the checks is not lost. The tick bounds the sleep (timeouts are checked, and
         // stealing tried again, then).
-        let bit = 1 << cpu::core_id();
         // ORDERING: SeqCst read-modify-write, then the fresh look at the other cores' queues
         // below: work pushed before this point is seen there, or the pusher (which reads
         // `SLEEPERS` after pushing) sees this core asleep and may wake it.
-        SLEEPERS.fetch_or(bit, Ordering::SeqCst);
+        SLEEPERS.insert(cpu::core_id(), Ordering::SeqCst);
         if steal_would_succeed(me, cpu::core_id()) {
-            SLEEPERS.fetch_and(!bit, Ordering::Relaxed);
+            SLEEPERS.remove(cpu::core_id(), Ordering::Relaxed);
             me.sleeping.store(false, Ordering::Relaxed);
             cpu::irq_enable();
             return;
@@ -931,7 +930,7 @@ fn sleep(me: &CoreScheduler) {
         cpu::wait_for_interrupt();
         trace::record(Event::IdleEnd, cpu::core_id(), 0, 0, 0);
         let slept = cpu::counter() - fell_asleep;
-        SLEEPERS.fetch_and(!bit, Ordering::Relaxed);
+        SLEEPERS.remove(cpu::core_id(), Ordering::Relaxed);
         me.stats.asleep_cycles.store(me.stats.asleep_cycles.load(Ordering::Relaxed) + slept, Ordering::Relaxed);
         if work_elsewhere(cpu::core_id()) {
             add(&me.stats.idle_with_work_ticks, slept);

@@ -5,6 +5,7 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::scheduler::{CoreStats, LATENCY_BUCKETS, balance_config, max_migrations_seen, scheduler};
+use crate::mm::layout::MAX_CORES;
 use crate::report::JsonObject;
 use crate::{println, smp, time};
 
@@ -48,7 +49,7 @@ pub fn print_report(
             time::ticks_to_us(read(&s.asleep_cycles)) / 1000
         );
     }
-    let works: heapless::Vec<u64, 32> = (0..cores).map(work).collect();
+    let works: heapless::Vec<u64, MAX_CORES> = (0..cores).map(work).collect();
     let mean = works.iter().sum::<u64>() as f64 / cores as f64;
     let max = works.iter().copied().max().unwrap_or(0) as f64;
     let mut line = String::new();

@@ -123,7 +123,9 @@ impl GicV3 {
         self.wait_for_distributor_writes();
     }
 
-    /// The redistributor whose affinity is `mpidr`'s.
+    /// The redistributor whose affinity is `mpidr`'s. Only the first redistributor region is
+    /// searched: QEMU virt's holds 123 redistributors (cores beyond that are in a second region
+    /// high in the address space), more than `MAX_CORES`.
     fn find_redistributor(&self, mpidr: u64) -> Option<&'static RedistributorRegisters> {
         let wanted = ((mpidr >> 8) & 0xff00_0000) | (mpidr & 0x00ff_ffff);
         let mut offset = 0;
@@ -225,6 +227,11 @@ impl GicV3 {
         };
     }
 
+    /// Sends SGI `sgi` to logical core `target`: ICC_SGI1R_EL1 names one cluster (Aff3.Aff2.Aff1)
+    /// and a 16-bit target list of Aff0 values, so any core is reachable alone. QEMU virt with
+    /// GICv3 puts 16 cores per cluster (Aff0 0-15, Aff1 = core / 16: 64 cores are clusters 0-3),
+    /// so RS stays 0; an Aff0 of 16 or more (other machines) needs RS, which the GIC honours
+    /// only with ICC_CTLR_EL1.RSS set. tests/03 sends every ordered pair on 64 cores.
     pub(super) fn send_sgi(&self, target: usize, sgi: u8) {
         let mpidr = self.affinity[target].load(Ordering::Relaxed);
         let aff0 = mpidr & 0xff;

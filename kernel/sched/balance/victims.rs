@@ -9,8 +9,8 @@ use core::fmt;
 use super::policy::CoreView;
 use super::rng::Rng;
 
-/// Most cores a picker handles (the kernel's `MAX_CORES`).
-pub const MAX_VICTIMS: usize = 32;
+/// Most cores a picker handles: the kernel's `MAX_CORES`.
+pub const MAX_VICTIMS: usize = crate::mm::layout::MAX_CORES;
 
 /// How a thief chooses victims (bootarg `strategy=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -229,7 +229,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn walks_visit_every_other_core_exactly_once(cores in 1usize..=32, thief_seed in any::<u64>(), seed in any::<u64>()) {
+        fn walks_visit_every_other_core_exactly_once(cores in 1usize..=MAX_VICTIMS, thief_seed in any::<u64>(), seed in any::<u64>()) {
             let thief = (thief_seed % cores as u64) as usize;
             let mut rng = Rng::new(seed);
             let loads: Vec<u64> = (0..cores as u64).map(|c| c * 7 % 5).collect();

@@ -1,0 +1,283 @@
+//! Sets of core ids shared between cores: which cores sleep (the scheduler's `SLEEPERS`), which
+//! cores have a ping pending for a receiver (`smp`'s `pings_pending`).
+//!
+//! An [`AtomicCoreSet`] is an array of `AtomicU64` words, bit `core % 64` of word `core / 64`
+//! standing for core `core`, so it holds any id below `64 * WORDS`. [`CoreSet`] is the one
+//! sized for the kernel's [`MAX_CORES`]. Each operation touches one word atomically; a reading of
+//! the whole set (a [`CoreBits`] snapshot) is word by word, so with more than one word it is not
+//! one instant's state. Every user here treats the set as a hint backed by something else (the
+//! tick bounds a sleep; each pending ping has its own bit, read and cleared in one swap), which
+//! is why that suffices.
+//!
+//! Pure: no kernel dependencies, host-tested against a simple model.
+
+#![forbid(unsafe_code)]
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::mm::layout::MAX_CORES;
+
+/// Bits per word.
+const WORD_BITS: usize = u64::BITS as usize;
+
+/// Words a set of the kernel's cores needs.
+pub const CORE_SET_WORDS: usize = MAX_CORES.div_ceil(WORD_BITS);
+
+/// A set of the kernel's cores (ids below [`MAX_CORES`]).
+pub type CoreSet = AtomicCoreSet<CORE_SET_WORDS>;
+
+// Every core id fits, and no whole word is unused (checked at build time).
+const _: () = assert!(CoreSet::CAPACITY >= MAX_CORES && CoreSet::CAPACITY < MAX_CORES + WORD_BITS);
+
+/// A shared set of core ids below `64 * WORDS`.
+///
+/// Cache-line aligned: a set is written by every core that joins or leaves it, so it gets a line
+/// of its own rather than bouncing a neighbour's.
+#[repr(C, align(64))]
+pub struct AtomicCoreSet<const WORDS: usize> {
+    words: [AtomicU64; WORDS],
+}
+
+/// The word index and bit mask of `core`.
+fn position(core: usize) -> (usize, u64) {
+    (core / WORD_BITS, 1u64 << (core % WORD_BITS))
+}
+
+impl<const WORDS: usize> AtomicCoreSet<WORDS> {
+    /// Ids a set can hold: `0..CAPACITY`.
+    pub const CAPACITY: usize = WORDS * WORD_BITS;
+
+    /// The empty set.
+    pub const fn new() -> Self {
+        AtomicCoreSet { words: [const { AtomicU64::new(0) }; WORDS] }
+    }
+
+    /// Adds `core`; `ordering` is that of the word's read-modify-write. Panics if `core` is not
+    /// below [`Self::CAPACITY`].
+    pub fn insert(&self, core: usize, ordering: Ordering) {
+        let (word, bit) = position(core);
+        self.words[word].fetch_or(bit, ordering);
+    }
+
+    /// Removes `core`; `ordering` is that of the word's read-modify-write.
+    pub fn remove(&self, core: usize, ordering: Ordering) {
+        let (word, bit) = position(core);
+        self.words[word].fetch_and(!bit, ordering);
+    }
+
+    /// Whether `core` is in the set (a Relaxed reading).
+    pub fn contains(&self, core: usize) -> bool {
+        let (word, bit) = position(core);
+        self.words.get(word).is_some_and(|w| w.load(Ordering::Relaxed) & bit != 0)
+    }
+
+    /// Whether no core is in the set (Relaxed readings, word by word).
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|w| w.load(Ordering::Relaxed) == 0)
+    }
+
+    /// The set as it reads now (Relaxed readings, word by word).
+    pub fn load(&self) -> CoreBits<WORDS> {
+        CoreBits { words: core::array::from_fn(|i| self.words[i].load(Ordering::Relaxed)) }
+    }
+
+    /// Empties the set and returns what it held: each word swapped with zero, with `ordering`.
+    /// A core added concurrently is either in the result or stays in the set, never lost.
+    pub fn take_all(&self, ordering: Ordering) -> CoreBits<WORDS> {
+        CoreBits { words: core::array::from_fn(|i| self.words[i].swap(0, ordering)) }
+    }
+}
+
+impl<const WORDS: usize> Default for AtomicCoreSet<WORDS> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A plain (not shared) set of core ids below `64 * WORDS`: a snapshot of an [`AtomicCoreSet`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CoreBits<const WORDS: usize> {
+    words: [u64; WORDS],
+}
+
+impl<const WORDS: usize> CoreBits<WORDS> {
+    /// The empty set.
+    pub const EMPTY: Self = CoreBits { words: [0; WORDS] };
+
+    /// Whether `core` is in the set.
+    pub fn contains(&self, core: usize) -> bool {
+        let (word, bit) = position(core);
+        self.words.get(word).is_some_and(|w| w & bit != 0)
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// How many cores are in the set.
+    pub fn len(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// The lowest core in the set other than `me`, if any.
+    pub fn first_other_than(&self, me: usize) -> Option<usize> {
+        self.iter().find(|&core| core != me)
+    }
+
+    /// The cores in the set, lowest first.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(index, &word)| {
+            let mut rest = word;
+            core::iter::from_fn(move || {
+                if rest == 0 {
+                    return None;
+                }
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                Some(index * WORD_BITS + bit)
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::{Just, Strategy, prop_assert_eq, prop_oneof, proptest};
+    use std::collections::BTreeSet;
+    use std::vec::Vec;
+
+    #[test]
+    fn the_kernel_set_holds_every_core_id() {
+        let set = CoreSet::new();
+        set.insert(MAX_CORES - 1, Ordering::Relaxed);
+        assert_eq!(set.load().iter().collect::<Vec<_>>(), [MAX_CORES - 1]);
+    }
+
+    #[test]
+    fn ids_across_word_boundaries() {
+        let set = AtomicCoreSet::<3>::new();
+        assert!(set.is_empty());
+        for core in [0, 63, 64, 127, 128, 191] {
+            set.insert(core, Ordering::Relaxed);
+        }
+        assert_eq!(set.load().iter().collect::<Vec<_>>(), [0, 63, 64, 127, 128, 191]);
+        assert_eq!(set.load().first_other_than(0), Some(63));
+        set.remove(63, Ordering::Relaxed);
+        assert_eq!(set.load().first_other_than(0), Some(64));
+        assert!(!set.contains(63) && set.contains(64) && !set.contains(500));
+        let taken = set.take_all(Ordering::Relaxed);
+        assert_eq!(taken.len(), 5);
+        assert!(set.is_empty() && set.load() == CoreBits::EMPTY);
+    }
+
+    #[test]
+    fn only_me_is_no_other() {
+        let set = AtomicCoreSet::<2>::new();
+        set.insert(70, Ordering::Relaxed);
+        assert_eq!(set.load().first_other_than(70), None);
+        assert!(!set.is_empty());
+    }
+
+    #[test]
+    #[should_panic]
+    fn an_id_beyond_the_capacity_panics() {
+        AtomicCoreSet::<1>::new().insert(64, Ordering::Relaxed);
+    }
+
+    /// Threads adding and removing their own ids at once never lose another thread's id.
+    #[test]
+    fn concurrent_inserts_and_removes_keep_every_other_bit() {
+        const THREADS: usize = 8;
+        let set = AtomicCoreSet::<2>::new();
+        // Ids on both words: thread t owns ids t*16 .. t*16 + 16 (0..128).
+        std::thread::scope(|scope| {
+            for thread in 0..THREADS {
+                let set = &set;
+                scope.spawn(move || {
+                    for round in 0..2_000 {
+                        let core = thread * 16 + round % 16;
+                        set.insert(core, Ordering::Relaxed);
+                        assert!(set.contains(core));
+                        if round % 16 != 15 {
+                            set.remove(core, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        let kept: Vec<usize> = set.load().iter().collect();
+        assert_eq!(kept, (0..THREADS).map(|t| t * 16 + 15).collect::<Vec<_>>());
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(usize),
+        Remove(usize),
+        TakeAll,
+        FirstOtherThan(usize),
+    }
+
+    fn ops(capacity: usize) -> impl Strategy<Value = Vec<Op>> {
+        let op = prop_oneof![
+            4 => (0..capacity).prop_map(Op::Insert),
+            3 => (0..capacity).prop_map(Op::Remove),
+            1 => Just(Op::TakeAll),
+            2 => (0..capacity).prop_map(Op::FirstOtherThan),
+        ];
+        proptest::collection::vec(op, 0..200)
+    }
+
+    /// Runs `ops` on a set and on a `BTreeSet` model, comparing every answer and the contents
+    /// after each step.
+    fn agrees_with_model<const WORDS: usize>(ops: &[Op]) -> Result<(), proptest::test_runner::TestCaseError> {
+        let set = AtomicCoreSet::<WORDS>::new();
+        let mut model = BTreeSet::new();
+        for op in ops {
+            match *op {
+                Op::Insert(core) => {
+                    set.insert(core, Ordering::Relaxed);
+                    model.insert(core);
+                }
+                Op::Remove(core) => {
+                    set.remove(core, Ordering::Relaxed);
+                    model.remove(&core);
+                }
+                Op::TakeAll => {
+                    let taken: Vec<usize> = set.take_all(Ordering::Relaxed).iter().collect();
+                    prop_assert_eq!(taken, model.iter().copied().collect::<Vec<_>>());
+                    model.clear();
+                }
+                Op::FirstOtherThan(me) => {
+                    prop_assert_eq!(set.load().first_other_than(me), model.iter().copied().find(|&c| c != me));
+                }
+            }
+            let bits = set.load();
+            prop_assert_eq!(bits.iter().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(bits.len(), model.len());
+            prop_assert_eq!(set.is_empty(), model.is_empty());
+            for core in 0..WORDS * WORD_BITS {
+                prop_assert_eq!(set.contains(core), model.contains(&core));
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn one_word_matches_a_model(ops in ops(64)) {
+            agrees_with_model::<1>(&ops)?;
+        }
+
+        #[test]
+        fn kernel_sized_set_matches_a_model(ops in ops(CoreSet::CAPACITY)) {
+            agrees_with_model::<CORE_SET_WORDS>(&ops)?;
+        }
+
+        #[test]
+        fn three_words_match_a_model(ops in ops(192)) {
+            agrees_with_model::<3>(&ops)?;
+        }
+    }
+}
