@@ -144,9 +144,13 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     );
     let slice_ticks = time::us_to_ticks(u64::from(config.slice_us));
     smp::init_boot(gic, slice_ticks);
-    if let Err(error) =
-        sched::init_global(slice_ticks, u64::from(config.reductions), config.balance, config.strategy, config.trace)
-    {
+    if let Err(error) = sched::init_global(
+        slice_ticks,
+        u64::from(config.reductions),
+        config.balance.timed(config.cooldown_ns, cpu::counter_frequency()),
+        config.strategy,
+        config.trace,
+    ) {
         panic!("scheduler: {error}");
     }
     sched::init_this_core();

@@ -389,9 +389,9 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
     let mean = works.iter().sum::<u64>() as f64 / cores as f64;
     let max = works.iter().copied().max().unwrap_or(0) as f64;
     let (balance, strategy) = sched::balance_config();
-    let defaults = crate::config::Config::default().balance;
-    let default_thresholds =
-        balance.cooldown_cycles == defaults.cooldown_cycles && balance.max_migrations == defaults.max_migrations;
+    let defaults = crate::config::Config::default();
+    let default_thresholds = crate::boot_config().cooldown_ns == defaults.cooldown_ns
+        && balance.max_migrations == defaults.balance.max_migrations;
     if workload == Workload::Imbalanced && default_thresholds {
         if works.contains(&0) {
             return Err(format!("a core executed no work: {works:?}"));
@@ -417,10 +417,10 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
     }
     for core in 0..cores {
         let gap = sched::core_stats(core).min_steal_gap.load(Ordering::Relaxed);
-        if gap != u64::MAX && gap < balance.cooldown_cycles {
+        if gap != u64::MAX && gap < balance.cooldown_ticks {
             return Err(format!(
                 "core {core} stole from one victim twice within {gap} cycles (cooldown {})",
-                balance.cooldown_cycles
+                balance.cooldown_ticks
             ));
         }
     }

@@ -16,7 +16,7 @@ use core::fmt;
 
 use crate::mm::layout::MAX_CORES;
 use crate::platform::MAX_BOOTARGS_BYTES;
-use crate::sched::balance::{BalanceConfig, StealAmount, Strategy};
+use crate::sched::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAmount, Strategy};
 
 /// Settings chosen at boot. `Default` gives the documented defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,8 +31,11 @@ pub struct Config {
     pub reductions: u32,
     /// How idle cores choose whom to steal from.
     pub strategy: Strategy,
-    /// Thresholds, cooldown, migration limit, amount, protection, rebalancing.
+    /// Thresholds, migration limit, amount, protection, rebalancing (its durations in counter
+    /// ticks are set by the kernel from `cooldown_ns` and the counter's frequency).
     pub balance: BalanceConfig,
+    /// No steal from the same victim within this many nanoseconds of the last success.
+    pub cooldown_ns: u64,
     /// What `make run` runs.
     pub workload: Workload,
     /// Record scheduling events per core and dump them at the end of the run.
@@ -93,6 +96,7 @@ impl Default for Config {
             reductions: 4000,
             strategy: Strategy::Load,
             balance: BalanceConfig::default(),
+            cooldown_ns: DEFAULT_COOLDOWN_NS,
             workload: Workload::Imbalanced,
             trace: false,
             soak_s: 120,
@@ -116,7 +120,7 @@ impl fmt::Display for Config {
             b.min_steal,
             b.imbalance,
             b.retries,
-            b.cooldown_cycles,
+            self.cooldown_ns,
             b.max_migrations,
             if b.amount == StealAmount::One { "one" } else { "half" },
             on_off(b.protect_max),
@@ -268,7 +272,7 @@ const SETTINGS: &[Setting] = &[
     number("min_steal", 1, 1_000, |c, v| c.balance.min_steal = v as usize),
     number("imbalance", 0, 1_000_000, |c, v| c.balance.imbalance = v),
     number("retries", 1, 64, |c, v| c.balance.retries = v as u32),
-    number("cooldown", 0, 1 << 40, |c, v| c.balance.cooldown_cycles = v),
+    number("cooldown", 0, 1 << 40, |c, v| c.cooldown_ns = v),
     number("max_migrations", 0, 1_000_000, |c, v| c.balance.max_migrations = v as u32),
     choice("steal", &["one", "half"], |c, i| c.balance.amount = [StealAmount::One, StealAmount::Half][i]),
     choice("protect_max", ON_OFF, |c, i| c.balance.protect_max = i == 1),
@@ -460,7 +464,7 @@ mod tests {
         assert_eq!(c.strategy, Strategy::P2c);
         assert_eq!(c.balance.amount, StealAmount::Half);
         assert!(c.balance.protect_max && !c.balance.rebalance);
-        assert_eq!(c.balance.cooldown_cycles, 5000);
+        assert_eq!(c.cooldown_ns, 5000);
         assert_eq!(c.workload, Workload::Fib);
         assert_eq!(parsed.rejections.len(), 1);
         assert_eq!(

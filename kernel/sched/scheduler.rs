@@ -21,7 +21,7 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::balance::{
-    AdaptiveState, BalanceConfig, CoreView, NEVER, Refusal, Rng, Strategy, VictimPicker, backoff_cycles, check_victim,
+    AdaptiveState, BalanceConfig, CoreView, NEVER, Refusal, Rng, Strategy, VictimPicker, backoff_ticks, check_victim,
     may_migrate, steal_count,
 };
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
@@ -560,7 +560,7 @@ fn migrate(slot: u32, victim: usize, to: usize) {
 }
 
 /// An idle core's round of stealing: up to `retries` victims chosen by the strategy, with
-/// backoff between attempts (short and bounded by `backoff_max_cycles`).
+/// backoff between attempts (short and bounded by `backoff_max_ticks`).
 fn try_steal(me: &CoreScheduler, thief: usize) -> StealRound {
     let cores = smp::cores_online();
     if cores < 2 {
@@ -576,7 +576,7 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> StealRound {
     // The earliest moment a victim that refused only for its cooldown becomes available.
     let mut cooled_at: Option<u64> = None;
     for (attempt, &victim) in victims.iter().enumerate() {
-        let pause = backoff_cycles(&config, attempt as u32, local.rng.next_u64());
+        let pause = backoff_ticks(&config, attempt as u32, local.rng.next_u64());
         let resume_at = cpu::counter() + pause;
         while cpu::counter() < resume_at {
             cpu::relax();
@@ -593,7 +593,7 @@ fn try_steal(me: &CoreScheduler, thief: usize) -> StealRound {
                     Refusal::Empty => &me.stats.fail_empty,
                     Refusal::BelowThreshold => &me.stats.fail_below_threshold,
                     Refusal::Cooldown => {
-                        let at = local.last_steal[victim].wrapping_add(config.cooldown_cycles);
+                        let at = local.last_steal[victim].wrapping_add(config.cooldown_ticks);
                         cooled_at = Some(cooled_at.map_or(at, |t: u64| t.min(at)));
                         &me.stats.fail_cooldown
                     }

@@ -5,7 +5,7 @@
 //! ```text
 //!  idle thief ─▶ VictimPicker (strategy) ─▶ victim ─▶ check_victim (cooldown, empty,
 //!       ▲                                               threshold, unmovable) ─▶ steal
-//!       └──── backoff_cycles (exponential, jittered, bounded) between the `retries` attempts
+//!       └──── backoff_ticks (exponential, jittered, bounded) between the `retries` attempts
 //! ```
 
 #![forbid(unsafe_code)]
@@ -15,8 +15,8 @@ mod rng;
 mod victims;
 
 pub use policy::{
-    BalanceConfig, CoreView, NEVER, Refusal, StealAmount, backoff_cycles, check_victim, cooldown_active, may_migrate,
-    steal_count,
+    BACKOFF_BASE_NS, BACKOFF_MAX_NS, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, StealAmount,
+    backoff_ticks, check_victim, cooldown_active, may_migrate, ns_to_ticks, steal_count,
 };
 pub use rng::Rng;
 pub use victims::{AdaptiveState, Strategy, VictimPicker};
