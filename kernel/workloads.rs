@@ -945,6 +945,9 @@ pub fn grain(grain_ns: u64, total_ms: u64) -> Outcome {
                     core::hint::black_box(spin_work(grain_ns));
                     WORK[cpu::core_id()].fetch_add(grain_ns, Ordering::Relaxed);
                     marks[i as usize].fetch_add(1, Ordering::Relaxed);
+                    // ORDERING: AcqRel pairs with the other tasks' increments of `done` (a
+                    // release sequence): the task that counts last sees every task's mark, and
+                    // its send (the mailbox lock) hands them to main, which then reads the marks.
                     if done.fetch_add(1, Ordering::AcqRel) + 1 == tasks {
                         let _ = sched::send(main, Message::Word(ALL_DONE));
                     }
