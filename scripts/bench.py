@@ -130,6 +130,19 @@ def balance_figures(cores, workload, strategy, output):
     return figures
 
 
+def add_instruction_bound(results, workload, label, cores, command):
+    """balance.<workload>.<label>.<N>cores.instruction_bound: N x the one-core run's guest time
+    over this run's. Under -icount guest time is the instructions all cores executed, so a run of
+    N cores lasts at least its guest time / N: the speedup can be no more than this, however even
+    the work (counts) — stealing, idle polling and spawning elsewhere all cost instructions."""
+    one = results.get(f"balance.{workload}.{label}.1cores.guest_ms")
+    this = results.get(f"balance.{workload}.{label}.{cores}cores.guest_ms")
+    if cores > 1 and one and this and this["value"] > 0:
+        value = round(cores * one["value"] / this["value"], 3)
+        results[f"balance.{workload}.{label}.{cores}cores.instruction_bound"] = {
+            "value": value, "unit": "x", "command": command, "suite": "balance"}
+
+
 def grain_figures(cores, size_us, policy, output):
     """The figures of one grain run. Its tasks' work is credited in ns (1 instruction each under
     -icount shift=0). Speedup over doing the work on one core without tasks is bounded twice: by
@@ -174,14 +187,14 @@ def grain_table(results):
     return lines
 
 
-def policy_table(results):
-    """Markdown: speedup per workload, default against peers, at each core count."""
+def policy_table(results, metric="speedup"):
+    """Markdown: speedup (or another figure) per workload, default against peers, at each core count."""
     head = "| workload | " + " | ".join(f"{n} cores default / peers" for n in BALANCE_CORES) + " |"
     lines = [head, "|---|" + "---|" * len(BALANCE_CORES)]
     for workload in BALANCE_WORKLOADS:
         cells = []
         for n in BALANCE_CORES:
-            pair = [results.get(f"balance.{workload}.{p}.{n}cores.speedup") for p in POLICIES]
+            pair = [results.get(f"balance.{workload}.{p}.{n}cores.{metric}") for p in POLICIES]
             cells.append(" / ".join("–" if e is None else f"{e['value']:.2f}" for e in pair))
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     return lines
@@ -199,6 +212,34 @@ def run(cmd, timeout):
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     return proc.returncode, proc.stdout.decode(errors="replace")
+
+
+def write_results(results_path, results):
+    """bench/results.json and bench/results.md (summary tables, then every figure)."""
+    results_path.parent.mkdir(exist_ok=True)
+    results_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    table = []
+    if any(name.startswith("balance.") and ".default." in name for name in results):
+        table += ["## Speedup per workload: beamcore's defaults against the peers' policy", "",
+                  f"`peers`: `{POLICIES['peers']}` (Go, Tokio). Speedup = all work / the busiest core's "
+                  "work, under -icount.", "", *policy_table(results), "",
+                  "Instruction bound (N x the one-core guest time over this run's: the speedup can be no "
+                  "more, since guest time under -icount is the instructions all cores executed):", "",
+                  *policy_table(results, "instruction_bound"), ""]
+    if any(name.startswith("grain.") for name in results):
+        table += ["## Granularity: speedup (efficiency) by task size", "",
+                  f"`workload=grain`, {GRAIN_TOTAL_MS} ms of work in tasks spawned on core 0, under -icount; "
+                  "speedup over the work done on one core without tasks, at most the balance bound and the "
+                  "instruction bound (scripts/bench.py `grain_figures`); overhead = guest instructions per "
+                  "instruction of work.", "", *grain_table(results), ""]
+    if table:
+        table += ["## Every figure", ""]
+    table += ["| figure | value | unit | command |", "|---|---|---|---|"]
+    for name in sorted(results):
+        r = results[name]
+        value = f"{r['value']:g}"
+        table.append(f"| `{name}` | {value} | {r['unit']} | `{r['command']}` |")
+    (ROOT / "bench/results.md").write_text("\n".join(table) + "\n")
 
 
 def main():
@@ -228,6 +269,8 @@ def main():
         if suite == "grain":
             started = time.monotonic()
             runs = list(grain_runs())
+            for name in [n for n in results if n.startswith("grain.")]:
+                del results[name]
             for run_number, (cores, size, policy, cmd) in enumerate(runs, 1):
                 status, output = run(cmd, timeout=600)
                 figures = grain_figures(cores, size, policy, output) if status == 0 else None
@@ -245,6 +288,11 @@ def main():
         if suite == "balance":
             started = time.monotonic()
             runs = list(balance_runs())
+            # Figures of runs this suite no longer makes (another size, another set) would be
+            # mistaken for current ones: drop them.
+            current = {" ".join(cmd) for *_, cmd in runs}
+            for name in [n for n, r in results.items() if n.startswith("balance.") and r.get("command") not in current]:
+                del results[name]
             for run_number, (cores, workload, strategy, cmd) in enumerate(runs, 1):
                 status, output = run(cmd, timeout=600)
                 figures = balance_figures(cores, workload, strategy, output) if status == 0 else None
@@ -255,6 +303,7 @@ def main():
                 for name, (value, unit) in figures.items():
                     results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
                 prefix = f"balance.{workload}.{strategy}.{cores}cores"
+                add_instruction_bound(results, workload, strategy, cores, " ".join(cmd))
                 ratio = figures[f"{prefix}.max_over_mean"][0]
                 speedup = figures.get(f"{prefix}.speedup", ("n/a",))[0]
                 print(f"  [{run_number}/{len(runs)}] bench: {prefix} max_over_mean {ratio}, speedup {speedup}", flush=True)
@@ -285,27 +334,7 @@ def main():
             results[name] = {"value": number, "unit": unit, "command": shown, "suite": suite}
         print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
 
-    results_path.parent.mkdir(exist_ok=True)
-    results_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    table = []
-    if any(name.startswith("balance.") and ".default." in name for name in results):
-        table += ["## Speedup per workload: beamcore's defaults against the peers' policy", "",
-                  f"`peers`: `{POLICIES['peers']}` (Go, Tokio). Speedup = all work / the busiest core's "
-                  "work, under -icount.", "", *policy_table(results), ""]
-    if any(name.startswith("grain.") for name in results):
-        table += ["## Granularity: speedup (efficiency) by task size", "",
-                  f"`workload=grain`, {GRAIN_TOTAL_MS} ms of work in tasks spawned on core 0, under -icount; "
-                  "speedup over the work done on one core without tasks, at most the balance bound and the "
-                  "instruction bound (scripts/bench.py `grain_figures`); overhead = guest instructions per "
-                  "instruction of work.", "", *grain_table(results), ""]
-    if table:
-        table += ["## Every figure", ""]
-    table += ["| figure | value | unit | command |", "|---|---|---|---|"]
-    for name in sorted(results):
-        r = results[name]
-        value = f"{r['value']:g}"
-        table.append(f"| `{name}` | {value} | {r['unit']} | `{r['command']}` |")
-    (ROOT / "bench/results.md").write_text("\n".join(table) + "\n")
+    write_results(results_path, results)
     print(f"bench: wrote {results_path.relative_to(ROOT)} and bench/results.md")
     sys.exit(1 if failures else 0)
 
