@@ -42,10 +42,16 @@ fn main() -> ExitCode {
     let elapsed_us = beamcore::time::ticks_to_us(beamcore::time::now_ticks() - started);
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
     println!("workload {}: {verdict} ({}) in {} ms of guest time", workload.name(), outcome.detail, elapsed_us / 1000);
+    let grain = workloads::last_grain();
     let extra = |json: &mut JsonObject<'_, alloc::string::String>| {
         json.boolean("ok", outcome.ok)?
             .uint("workload_processes", outcome.processes)?
             .uint("elapsed_us", elapsed_us)?;
+        if let Some(grain) = &grain {
+            json.uint("grain_tasks", grain.tasks)?
+                .uint("grain_ns", grain.grain_ns)?
+                .uint("grain_elapsed_ns", grain.elapsed_ns)?;
+        }
         Ok(())
     };
     telemetry::print_report(workload.name(), &workloads::work_on, &extra);

@@ -27,12 +27,28 @@ QEMU_SUITES = {
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched.traced": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 trace=on"),
 }
-# Multi-core balance: the `make run` kernel on each workload x strategy x core count, under
+# Multi-core balance: the `make run` kernel on each workload x policy x core count, under
 # -icount (deterministic instruction budgets per vCPU; see docs/balancer.md). Figures come from
-# its `report:` JSON line.
-BALANCE_CORES = [1, 2, 4, 8]
-BALANCE_WORKLOADS = ["imbalanced", "fib"]
+# its `report:` JSON line. Two policies side by side, on the same workloads in the same run:
+# beamcore's defaults, and the policy Go's and Tokio's schedulers use (a random victim, steal
+# half, no cooldown, no thresholds; `retries` as ours).
+# Beyond 8 cores QEMU virt needs GICv3 (`-M virt,gic-version=3`); the kernel stops at 32 cores
+# (MAX_CORES), so 64 is not run.
+BALANCE_CORES = [1, 2, 4, 8, 16, 32]
+BALANCE_WORKLOADS = ["nqueens", "uts", "fib", "imbalanced", "mixed"]
+POLICIES = {
+    "default": "",
+    "peers": "strategy=random steal=half cooldown=0 min_steal=1 imbalance=0",
+}
+# The victim-selection strategies, each with beamcore's other defaults, on two workloads.
+STRATEGY_CORES = [1, 2, 4, 8]
+STRATEGY_WORKLOADS = ["imbalanced", "fib"]
 BALANCE_STRATEGIES = ["random", "load", "locality", "p2c", "adaptive"]
+# The granularity experiment (workload=grain): 120 ms of work cut into tasks of each size, all
+# spawned on core 0, at 1 core (the cost of tasks alone) and at 4 and 8.
+GRAIN_SIZES_US = [1, 3, 10, 30, 100, 300, 1000]
+GRAIN_CORES = [1, 4, 8]
+GRAIN_TOTAL_MS = 120
 HOST_TARGET = subprocess.run(["rustc", "-vV"], capture_output=True, text=True).stdout.split("host: ")[1].split()[0]
 HOST_SUITES = {
     "deque.host": ["cargo", "test", "--lib", "--release", "--target", HOST_TARGET, "sched::deque::tests::bench",
@@ -41,26 +57,51 @@ HOST_SUITES = {
 
 
 # The other workloads, once each on 4 cores with the default strategy.
-EXTRA_WORKLOADS = ["ring", "mixed", "nqueens", "uts", "bang", "big"]
+EXTRA_WORKLOADS = ["ring", "bang", "big"]
+
+
+def icount_args(cores):
+    machine = "virt" if cores <= 8 else "virt,gic-version=3"
+    return ["-M", machine, "-cpu", "cortex-a72", "-smp", str(cores), "-icount", "shift=0,sleep=off"]
 
 
 def balance_runs():
-    for workload in EXTRA_WORKLOADS:
-        args = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4", "-icount", "shift=0,sleep=off"]
-        yield 4, workload, "load", qemu_command("beamcore", args, f"workload={workload} strategy=load")
+    """(cores, workload, label, command): label is the policy or strategy the figures are named by."""
     for cores in BALANCE_CORES:
         for workload in BALANCE_WORKLOADS:
+            for policy, bootargs in POLICIES.items():
+                args = f"workload={workload} {bootargs}".strip()
+                yield cores, workload, policy, qemu_command("beamcore", icount_args(cores), args)
+    for workload in EXTRA_WORKLOADS:
+        yield 4, workload, "load", qemu_command("beamcore", icount_args(4), f"workload={workload} strategy=load")
+    for cores in STRATEGY_CORES:
+        for workload in STRATEGY_WORKLOADS:
             for strategy in BALANCE_STRATEGIES if cores > 1 else ["load"]:
-                args = ["-M", "virt", "-cpu", "cortex-a72", "-smp", str(cores), "-icount", "shift=0,sleep=off"]
-                yield cores, workload, strategy, qemu_command("beamcore", args, f"workload={workload} strategy={strategy}")
+                yield cores, workload, strategy, qemu_command("beamcore", icount_args(cores),
+                                                              f"workload={workload} strategy={strategy}")
+
+
+def grain_runs():
+    """(cores, task size in us, policy, command) for the granularity sweep."""
+    for size in GRAIN_SIZES_US:
+        for cores in GRAIN_CORES:
+            for policy, bootargs in POLICIES.items():
+                if cores == 1 and policy != "default":
+                    continue  # one core never steals: the policy changes nothing
+                args = f"workload=grain grain_ns={size * 1000} grain_ms={GRAIN_TOTAL_MS} {bootargs}".strip()
+                yield cores, size, policy, qemu_command("beamcore", icount_args(cores), args)
+
+
+def report_of(output):
+    report = next((l.split("report: ", 1)[1] for l in output.splitlines() if l.startswith("report: ")), None)
+    return None if report is None else json.loads(report)
 
 
 def balance_figures(cores, workload, strategy, output):
     """The figures of one balance run, from its report line."""
-    report = next((l.split("report: ", 1)[1] for l in output.splitlines() if l.startswith("report: ")), None)
-    if report is None:
+    data = report_of(output)
+    if data is None:
         return None
-    data = json.loads(report)
     prefix = f"balance.{workload}.{strategy}.{cores}cores"
     per_core = data["per_core"]
     figures = {
@@ -70,6 +111,10 @@ def balance_figures(cores, workload, strategy, output):
         f"{prefix}.migrations": (sum(c["migrated_in"] for c in per_core), "count"),
         f"{prefix}.max_migrations_seen": (data["max_migrations_seen"], "count"),
     }
+    if "elapsed_us" in data:
+        # Under -icount shift=0 the guest clock advances 1 ns per instruction of any core: the
+        # instructions all cores executed during the workload, summed (idle cores in WFI add none).
+        figures[f"{prefix}.guest_ms"] = (round(data["elapsed_us"] / 1000, 3), "ms")
     for cause in ["empty", "below_threshold", "cooldown", "migration_limit", "lost_race"]:
         figures[f"{prefix}.fail_{cause}"] = (sum(c[f"fail_{cause}"] for c in per_core), "count")
     for c in per_core:
@@ -83,6 +128,76 @@ def balance_figures(cores, workload, strategy, output):
     for bucket in range(len(per_core[0]["steal_latency_buckets"])):
         figures[f"{prefix}.latency.b{bucket}"] = (sum(c["steal_latency_buckets"][bucket] for c in per_core), "steals")
     return figures
+
+
+def add_instruction_bound(results, workload, label, cores, command):
+    """balance.<workload>.<label>.<N>cores.instruction_bound: N x the one-core run's guest time
+    over this run's. Under -icount guest time is the instructions all cores executed, so a run of
+    N cores lasts at least its guest time / N: the speedup can be no more than this, however even
+    the work (counts) — stealing, idle polling and spawning elsewhere all cost instructions."""
+    one = results.get(f"balance.{workload}.{label}.1cores.guest_ms")
+    this = results.get(f"balance.{workload}.{label}.{cores}cores.guest_ms")
+    if cores > 1 and one and this and this["value"] > 0:
+        value = round(cores * one["value"] / this["value"], 3)
+        results[f"balance.{workload}.{label}.{cores}cores.instruction_bound"] = {
+            "value": value, "unit": "x", "command": command, "suite": "balance"}
+
+
+def grain_figures(cores, size_us, policy, output):
+    """The figures of one grain run. Its tasks' work is credited in ns (1 instruction each under
+    -icount shift=0). Speedup over doing the work on one core without tasks is bounded twice: by
+    balance (all the work over the busiest core's) and by the instructions spent (the work over
+    the guest time of the run divided among the cores: spawning, stealing and idle polling
+    count there); the figure is the lower bound of the two, an upper bound on a real machine's."""
+    data = report_of(output)
+    if data is None or "grain_elapsed_ns" not in data or not data.get("ok"):
+        return None
+    works = [c["work"] for c in data["per_core"]]
+    useful = sum(works)
+    elapsed = data["grain_elapsed_ns"]
+    prefix = f"grain.{size_us}us.{cores}cores" + ("" if policy == "default" else f".{policy}")
+    balance_bound = useful / max(works)
+    time_bound = useful / (elapsed / cores)
+    speedup = min(balance_bound, time_bound)
+    return {
+        f"{prefix}.speedup": (round(speedup, 3), "x"),
+        f"{prefix}.efficiency": (round(speedup / cores, 3), "ratio"),
+        f"{prefix}.balance_speedup": (round(balance_bound, 3), "x"),
+        f"{prefix}.overhead": (round(elapsed / useful, 3), "ratio"),
+        f"{prefix}.core0_share": (round(works[0] / useful, 3), "ratio"),
+        f"{prefix}.tasks": (data["grain_tasks"], "count"),
+    }
+
+
+def grain_table(results):
+    """Markdown: speedup and efficiency by task size, one column pair per core count and policy."""
+    columns = [(n, p) for n in GRAIN_CORES for p in POLICIES if n > 1 or p == "default"]
+
+    def cell(size, n, p, metric):
+        suffix = "" if p == "default" else f".{p}"
+        entry = results.get(f"grain.{size}us.{n}cores{suffix}.{metric}")
+        return "–" if entry is None else f"{entry['value']:.2f}"
+
+    head = "| task size | " + " | ".join(f"{n} cores {p}: speedup (efficiency)" for n, p in columns) + \
+        " | overhead at 1 core |"
+    lines = [head, "|---|" + "---|" * (len(columns) + 1)]
+    for size in GRAIN_SIZES_US:
+        row = [f"{cell(size, n, p, 'speedup')} ({cell(size, n, p, 'efficiency')})" for n, p in columns]
+        lines.append(f"| {size} µs | " + " | ".join(row) + f" | {cell(size, 1, 'default', 'overhead')} |")
+    return lines
+
+
+def policy_table(results, metric="speedup"):
+    """Markdown: speedup (or another figure) per workload, default against peers, at each core count."""
+    head = "| workload | " + " | ".join(f"{n} cores default / peers" for n in BALANCE_CORES) + " |"
+    lines = [head, "|---|" + "---|" * len(BALANCE_CORES)]
+    for workload in BALANCE_WORKLOADS:
+        cells = []
+        for n in BALANCE_CORES:
+            pair = [results.get(f"balance.{workload}.{p}.{n}cores.{metric}") for p in POLICIES]
+            cells.append(" / ".join("–" if e is None else f"{e['value']:.2f}" for e in pair))
+        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def qemu_command(binary, qemu_args, bootargs):
@@ -99,6 +214,34 @@ def run(cmd, timeout):
     return proc.returncode, proc.stdout.decode(errors="replace")
 
 
+def write_results(results_path, results):
+    """bench/results.json and bench/results.md (summary tables, then every figure)."""
+    results_path.parent.mkdir(exist_ok=True)
+    results_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    table = []
+    if any(name.startswith("balance.") and ".default." in name for name in results):
+        table += ["## Speedup per workload: beamcore's defaults against the peers' policy", "",
+                  f"`peers`: `{POLICIES['peers']}` (Go, Tokio). Speedup = all work / the busiest core's "
+                  "work, under -icount.", "", *policy_table(results), "",
+                  "Instruction bound (N x the one-core guest time over this run's: the speedup can be no "
+                  "more, since guest time under -icount is the instructions all cores executed):", "",
+                  *policy_table(results, "instruction_bound"), ""]
+    if any(name.startswith("grain.") for name in results):
+        table += ["## Granularity: speedup (efficiency) by task size", "",
+                  f"`workload=grain`, {GRAIN_TOTAL_MS} ms of work in tasks spawned on core 0, under -icount; "
+                  "speedup over the work done on one core without tasks, at most the balance bound and the "
+                  "instruction bound (scripts/bench.py `grain_figures`); overhead = guest instructions per "
+                  "instruction of work.", "", *grain_table(results), ""]
+    if table:
+        table += ["## Every figure", ""]
+    table += ["| figure | value | unit | command |", "|---|---|---|---|"]
+    for name in sorted(results):
+        r = results[name]
+        value = f"{r['value']:g}"
+        table.append(f"| `{name}` | {value} | {r['unit']} | `{r['command']}` |")
+    (ROOT / "bench/results.md").write_text("\n".join(table) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", default="", help="only suites/figures starting with this prefix")
@@ -109,11 +252,12 @@ def main():
         return not prefix or suite.startswith(prefix) or prefix.startswith(suite)
 
     suites = [s for s in QEMU_SUITES if wanted(s)] + [s for s in HOST_SUITES if wanted(s)]
-    if wanted("balance"):
-        suites.append("balance")
+    for suite in ("balance", "grain"):
+        if wanted(suite):
+            suites.append(suite)
     if not suites:
         sys.exit(f"bench: no suite matches {prefix!r} (suites: {', '.join([*QEMU_SUITES, *HOST_SUITES])})")
-    if any(s in QEMU_SUITES or s == "balance" for s in suites):
+    if any(s in QEMU_SUITES or s in ("balance", "grain") for s in suites):
         print("bench: building release kernels", flush=True)
         subprocess.run(["cargo", "build", "--release", "--bins"], cwd=ROOT, check=True)
 
@@ -122,8 +266,33 @@ def main():
     failures = 0
     for step, suite in enumerate(suites, 1):
         print(f"[{step}/{len(suites)}] {suite}", flush=True)
+        if suite == "grain":
+            started = time.monotonic()
+            runs = list(grain_runs())
+            for name in [n for n in results if n.startswith("grain.")]:
+                del results[name]
+            for run_number, (cores, size, policy, cmd) in enumerate(runs, 1):
+                status, output = run(cmd, timeout=600)
+                figures = grain_figures(cores, size, policy, output) if status == 0 else None
+                if figures is None:
+                    failures += 1
+                    print(f"  [{run_number}/{len(runs)}] grain {size} us {policy} {cores} cores failed (status {status})")
+                    continue
+                for name, (value, unit) in figures.items():
+                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
+                shown = {k.rsplit(".", 1)[1]: v for k, (v, _) in figures.items()}
+                print(f"  [{run_number}/{len(runs)}] grain {size} us {policy} {cores} cores: speedup "
+                      f"{shown['speedup']} (balance {shown['balance_speedup']}, overhead {shown['overhead']})", flush=True)
+            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
+            continue
         if suite == "balance":
+            started = time.monotonic()
             runs = list(balance_runs())
+            # Figures of runs this suite no longer makes (another size, another set) would be
+            # mistaken for current ones: drop them.
+            current = {" ".join(cmd) for *_, cmd in runs}
+            for name in [n for n, r in results.items() if n.startswith("balance.") and r.get("command") not in current]:
+                del results[name]
             for run_number, (cores, workload, strategy, cmd) in enumerate(runs, 1):
                 status, output = run(cmd, timeout=600)
                 figures = balance_figures(cores, workload, strategy, output) if status == 0 else None
@@ -133,8 +302,12 @@ def main():
                     continue
                 for name, (value, unit) in figures.items():
                     results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
-                ratio = figures[f"balance.{workload}.{strategy}.{cores}cores.max_over_mean"][0]
-                print(f"  [{run_number}/{len(runs)}] bench: balance.{workload}.{strategy}.{cores}cores.max_over_mean {ratio} ratio", flush=True)
+                prefix = f"balance.{workload}.{strategy}.{cores}cores"
+                add_instruction_bound(results, workload, strategy, cores, " ".join(cmd))
+                ratio = figures[f"{prefix}.max_over_mean"][0]
+                speedup = figures.get(f"{prefix}.speedup", ("n/a",))[0]
+                print(f"  [{run_number}/{len(runs)}] bench: {prefix} max_over_mean {ratio}, speedup {speedup}", flush=True)
+            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
             continue
         if suite in QEMU_SUITES:
             binary, qemu_args, bootargs = QEMU_SUITES[suite]
@@ -161,14 +334,7 @@ def main():
             results[name] = {"value": number, "unit": unit, "command": shown, "suite": suite}
         print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
 
-    results_path.parent.mkdir(exist_ok=True)
-    results_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    table = ["| figure | value | unit | command |", "|---|---|---|---|"]
-    for name in sorted(results):
-        r = results[name]
-        value = f"{r['value']:g}"
-        table.append(f"| `{name}` | {value} | {r['unit']} | `{r['command']}` |")
-    (ROOT / "bench/results.md").write_text("\n".join(table) + "\n")
+    write_results(results_path, results)
     print(f"bench: wrote {results_path.relative_to(ROOT)} and bench/results.md")
     sys.exit(1 if failures else 0)
 

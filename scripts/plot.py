@@ -12,6 +12,12 @@ Charts, each written only when its figures are present:
 Balance charts leave out one-core runs (nothing to balance); a histogram without steals is skipped.
   steal_latency_<workload>_<N>cores.svg  steal-latency histogram by strategy
                                      (balance.<workload>.<strategy>.<N>cores.latency.b<K>)
+  speedup_policies_<N>cores.svg      speedup per workload, beamcore's defaults against the peers'
+                                     policy (balance.<workload>.{default,peers}.<N>cores.speedup)
+  grain_efficiency.svg               efficiency (speedup / cores) by task size, per core count and
+                                     policy (grain.<size>us.<N>cores[.peers].efficiency)
+The balance suite names its policies `default` and `peers` where the strategies' names go, so the
+work, max/mean and latency charts show them beside the strategies.
 
 Usage: plot.py [--results bench/results.json] [--out bench/plots]
 """
@@ -29,7 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 800
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
-STRATEGY_ORDER = ["random", "load", "locality", "p2c", "adaptive"]
+STRATEGY_ORDER = ["random", "load", "locality", "p2c", "adaptive", "default", "peers"]
+POLICY_ORDER = ["default", "peers"]
+GRAIN = re.compile(r"^grain\.(\d+)us\.(\d+)cores(?:\.([a-z]+))?\.efficiency$")
 BALANCE = re.compile(r"^balance\.([^.]+)\.([^.]+)\.(\d+)cores\.(.+)$")
 LATENCY_BUCKETS = 10
 
@@ -341,12 +349,54 @@ def latency_charts(results, table):
     return charts, None if charts else "steal_latency_*.svg: no balance.*.latency.b<K> figures with steals"
 
 
+def policy_charts(results, table):
+    charts = []
+    for cores in sorted({n for _, p, n in table if p in POLICY_ORDER}):
+        keys = [k for k in table if k[2] == cores and k[1] in POLICY_ORDER and "speedup" in table[k]]
+        if not keys:
+            continue
+        workloads = sorted({k[0] for k in keys})
+        policies = [p for p in POLICY_ORDER if any(k[1] == p for k in keys)]
+        values = {(w, p): table.get((w, p, cores), {}).get("speedup") for w in workloads for p in policies}
+        charts.append((f"speedup_policies_{cores}cores.svg", grouped_chart(
+            f"Speedup per workload on {cores} cores: beamcore's defaults and the peers' policy",
+            "all work / the busiest core's work, under -icount; peers: random victim, steal half, "
+            "no cooldown, no thresholds",
+            workloads, policies, values, "speedup (x)", "workload", legend_title="policy:",
+            ref_line=float(cores), ref_label=f"{cores} = every core equally busy")))
+    return charts, None if charts else "speedup_policies_*.svg: no balance.*.{default,peers}.*.speedup figures"
+
+
+def grain_chart(results):
+    values, sizes, series = {}, set(), set()
+    for name in results:
+        m = GRAIN.match(name)
+        value = value_of(results, name)
+        if m and value is not None:
+            size, cores, policy = int(m.group(1)), int(m.group(2)), m.group(3) or "default"
+            label = f"{cores} core{'s' if cores > 1 else ''}, {policy}"
+            values[(f"{size}", label)] = value
+            sizes.add(size)
+            series.add((cores, POLICY_ORDER.index(policy) if policy in POLICY_ORDER else 99, label))
+    if not values:
+        return [], "grain_efficiency.svg: no grain.*.efficiency figures"
+    groups = [f"{s}" for s in sorted(sizes)]
+    labels = {g: f"{g} µs" for g in groups}
+    names = [label for _, _, label in sorted(series)]
+    return [("grain_efficiency.svg", grouped_chart(
+        "Granularity: efficiency by task size",
+        "speedup over the work on one core without tasks, divided by the cores; tasks spawned on core 0",
+        groups, names, values, "efficiency (speedup / cores)", "work per task", legend_title="cores:",
+        ref_line=1.0, ref_label="1.0 = perfect", group_labels=labels))], None
+
+
 def render(results):
     """All charts for `results`: ([(file name, svg)], [notes on skipped charts])."""
     table = balance_figures(results)
     written, skipped = [], []
     for make in (lambda: hot_ops_chart(results), lambda: work_charts(results, table),
-                 lambda: max_over_mean_charts(results, table), lambda: latency_charts(results, table)):
+                 lambda: max_over_mean_charts(results, table), lambda: latency_charts(results, table),
+                 lambda: policy_charts(results, table), lambda: grain_chart(results)):
         charts, note = make()
         written += charts
         if note:

@@ -29,6 +29,7 @@ def load(name, file):
 
 trace_tool = load("beamcore_trace", "trace.py")
 plot_tool = load("beamcore_plot", "plot.py")
+bench_tool = load("beamcore_bench", "bench.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -313,6 +314,18 @@ def synthetic_results():
     r["balance.imbalanced.load.1cores.work.core0"] = figure(1000, "units")
     r["balance.imbalanced.load.1cores.max_over_mean"] = figure(1.0, "ratio")
     r["balance.imbalanced.load.1cores.latency.b0"] = figure(0, "steals")
+    # default against peers (scripts/bench.py's policies)
+    for policy, speedups in (("default", {"fib": 3.5, "nqueens": 2.2}), ("peers", {"fib": 3.8, "nqueens": 3.1})):
+        for workload, speedup in speedups.items():
+            r[f"balance.{workload}.{policy}.4cores.speedup"] = figure(speedup, "x")
+            r[f"balance.{workload}.{policy}.1cores.speedup"] = figure(1.0, "x")
+    # the granularity sweep
+    for size, efficiencies in ((1, (0.3, 0.2, 0.25)), (1000, (0.95, 0.9, 0.97))):
+        one, default, peers = efficiencies
+        r[f"grain.{size}us.1cores.efficiency"] = figure(one, "ratio")
+        r[f"grain.{size}us.4cores.efficiency"] = figure(default, "ratio")
+        r[f"grain.{size}us.4cores.peers.efficiency"] = figure(peers, "ratio")
+        r[f"grain.{size}us.4cores.speedup"] = figure(4 * default, "x")
     return r
 
 
@@ -338,8 +351,9 @@ class Plots(unittest.TestCase):
     def test_all_charts_written_and_parse(self):
         plots, out = self.plot(synthetic_results())
         written = sorted(p.name for p in plots.glob("*.svg"))
-        self.assertEqual(written, ["hot_ops.svg", "max_over_mean_imbalanced.svg",
-                                   "steal_latency_imbalanced_4cores.svg", "work_imbalanced_4cores.svg"])
+        self.assertEqual(written, ["grain_efficiency.svg", "hot_ops.svg", "max_over_mean_imbalanced.svg",
+                                   "speedup_policies_4cores.svg", "steal_latency_imbalanced_4cores.svg",
+                                   "work_imbalanced_4cores.svg"])
         for name in written:
             self.assertIn(name, out)
             root, _ = self.bars(plots / name)
@@ -397,6 +411,25 @@ class Plots(unittest.TestCase):
         self.assertEqual(got, {("load", "4 cores"): 1.6, ("p2c", "4 cores"): 1.0, ("load", "8 cores"): 1.3})
         self.assertEqual(len([e for e in root.iter(f"{SVG}line") if e.get("class") == "ref"]), 1)
 
+    def test_policies_side_by_side_per_workload(self):
+        plots, _ = self.plot(synthetic_results())
+        root, bars = self.bars(plots / "speedup_policies_4cores.svg")
+        got = {(b.get("data-group"), b.get("data-series")): float(b.get("data-value")) for b in bars}
+        self.assertEqual(got, {("fib", "default"): 3.5, ("fib", "peers"): 3.8,
+                               ("nqueens", "default"): 2.2, ("nqueens", "peers"): 3.1})
+        self.assertEqual([e for e in root.iter(f"{SVG}line") if e.get("class") == "ref"][0].get("class"), "ref")
+        self.assertFalse((plots / "speedup_policies_1cores.svg").exists(), "one core: nothing to compare")
+
+    def test_grain_efficiency_by_task_size(self):
+        plots, _ = self.plot(synthetic_results())
+        root, bars = self.bars(plots / "grain_efficiency.svg")
+        got = {(b.get("data-group"), b.get("data-series")): float(b.get("data-value")) for b in bars}
+        self.assertEqual(got, {("1", "1 core, default"): 0.3, ("1", "4 cores, default"): 0.2,
+                               ("1", "4 cores, peers"): 0.25, ("1000", "1 core, default"): 0.95,
+                               ("1000", "4 cores, default"): 0.9, ("1000", "4 cores, peers"): 0.97})
+        ticks = [e.text for e in root.iter(f"{SVG}text") if e.get("class") == "xtick"]
+        self.assertEqual(ticks, ["1 µs", "1000 µs"])
+
     def test_latency_histogram_has_ten_labelled_buckets(self):
         plots, _ = self.plot(synthetic_results())
         root, bars = self.bars(plots / "steal_latency_imbalanced_4cores.svg")
@@ -413,6 +446,8 @@ class Plots(unittest.TestCase):
         self.assertEqual([p.name for p in plots.glob("*.svg")], ["hot_ops.svg"])
         self.assertIn("skipped work_*.svg", out)
         self.assertIn("skipped steal_latency_*.svg", out)
+        self.assertIn("skipped speedup_policies_*.svg", out)
+        self.assertIn("skipped grain_efficiency.svg", out)
         _, bars = self.bars(plots / "hot_ops.svg")
         self.assertEqual({b.get("data-group") for b in bars}, {"yield", "message_hop", "spawn_exit"})
 
@@ -422,6 +457,38 @@ class Plots(unittest.TestCase):
             self.assertGreaterEqual(ticks[-1], top)
             self.assertLessEqual(len(ticks), 12)
             self.assertEqual(ticks[0], 0)
+
+
+def grain_report(works, elapsed_ns, tasks=120):
+    per_core = [{"core": i, "work": w} for i, w in enumerate(works)]
+    data = {"ok": True, "per_core": per_core, "grain_tasks": tasks, "grain_ns": 1_000_000, "grain_elapsed_ns": elapsed_ns}
+    return "boot\nreport: " + json.dumps(data) + "\n"
+
+
+class BenchFigures(unittest.TestCase):
+    def test_grain_speedup_is_the_lower_of_the_balance_and_instruction_bounds(self):
+        # Even balance, but four times the work in instructions: the instruction bound wins.
+        f = bench_tool.grain_figures(4, 1, "default", grain_report([30, 30, 30, 30], 120))
+        self.assertEqual(f["grain.1us.4cores.balance_speedup"][0], 4.0)
+        self.assertEqual(f["grain.1us.4cores.overhead"][0], 1.0)
+        self.assertEqual(f["grain.1us.4cores.speedup"][0], 4.0)
+        f = bench_tool.grain_figures(4, 1, "default", grain_report([30, 30, 30, 30], 480))
+        self.assertEqual(f["grain.1us.4cores.speedup"][0], 1.0)
+        self.assertEqual(f["grain.1us.4cores.efficiency"][0], 0.25)
+        # Little overhead, but core 0 did most: the balance bound wins; peers get a suffix.
+        f = bench_tool.grain_figures(4, 1000, "peers", grain_report([90, 10, 10, 10], 130))
+        self.assertEqual(f["grain.1000us.4cores.peers.speedup"][0], round(120 / 90, 3))
+        self.assertEqual(f["grain.1000us.4cores.peers.core0_share"][0], 0.75)
+        self.assertIsNone(bench_tool.grain_figures(4, 1, "default", "no report"))
+
+    def test_tables_put_policies_and_task_sizes_side_by_side(self):
+        results = {"balance.fib.default.4cores.speedup": figure(3.2, "x"),
+                   "balance.fib.peers.4cores.speedup": figure(3.6, "x"),
+                   "grain.10us.4cores.speedup": figure(2.0, "x"), "grain.10us.4cores.efficiency": figure(0.5, "ratio")}
+        fib = next(line for line in bench_tool.policy_table(results) if line.startswith("| fib "))
+        self.assertIn("3.20 / 3.60", fib)
+        ten = next(line for line in bench_tool.grain_table(results) if line.startswith("| 10 µs"))
+        self.assertIn("2.00 (0.50)", ten)
 
 
 if __name__ == "__main__":

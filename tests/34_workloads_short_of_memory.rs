@@ -1,10 +1,15 @@
 //! With 16 MiB of RAM, every workload ends with a verdict, never a hang: those that need more
-//! processes than fit (imbalanced, fib, ring) report a spawn that failed for want of memory, the
-//! rest finish and check their answers, and in both cases every process the workload started
-//! has ended afterwards (none left blocked in `receive`), so the program can go on.
+//! processes alive at once than fit (fib, ring) report a spawn that failed for want of memory,
+//! the rest finish and check their answers, except `imbalanced`, which may do either: its 400
+//! workers end as they go, so whether the last spawns find memory depends on how fast the other
+//! cores run them (without -icount, on a shared host it failed at spawn 224, 239, 354 and once
+//! fitted); and in every case every process the workload started
+//! has ended afterwards (none left blocked in `receive`), so the program can go on. `bang`'s
+//! senders wait when the receiver's mailbox cannot grow; `uts` counts subtrees in place when it
+//! cannot spawn; `grain` keeps at most 1,024 tasks alive.
 //! qemu-test: configs=a72-smp4
 //! qemu-test: qemu-args=-m 16M
-//! qemu-test: variants=workload=imbalanced;workload=fib;workload=ring;workload=mixed;workload=nqueens;workload=uts;workload=bang;workload=big
+//! qemu-test: variants=workload=imbalanced;workload=fib;workload=ring;workload=mixed;workload=nqueens;workload=uts;workload=bang;workload=big;workload=grain grain_ns=2000 grain_ms=20
 //! qemu-test: forbid=PANIC
 //! qemu-test: timeout=60
 
@@ -20,8 +25,16 @@ fn main() -> ExitCode {
     let outcome = workloads::run(workload);
     let after = sched::process_count();
     ensure!(after == before, "{} processes left after {}: {}", after - before, workload.name(), outcome.detail);
-    let too_big = matches!(workload, Workload::Imbalanced | Workload::Fib | Workload::Ring);
-    if too_big {
+    let too_big = matches!(workload, Workload::Fib | Workload::Ring);
+    let may_not_fit = workload == Workload::Imbalanced;
+    if may_not_fit && !outcome.ok {
+        ensure!(
+            outcome.detail.contains("out of memory"),
+            "{} failed for another reason: {}",
+            workload.name(),
+            outcome.detail
+        );
+    } else if too_big {
         ensure!(!outcome.ok, "{} should not fit in 16 MiB: {}", workload.name(), outcome.detail);
         ensure!(
             outcome.detail.contains("out of memory"),

@@ -42,6 +42,12 @@ pub struct Config {
     pub trace: bool,
     /// Seconds of guest time the soak program (`make soak`) keeps running workloads.
     pub soak_s: u32,
+    /// Work per task of `workload=grain`, in nanoseconds of guest time at one instruction per
+    /// nanosecond (`-icount shift=0`): about that many instructions.
+    pub grain_ns: u32,
+    /// Total work of `workload=grain` in milliseconds (at one instruction per nanosecond): the
+    /// workload runs `grain_ms * 1_000_000 / grain_ns` tasks.
+    pub grain_ms: u32,
 }
 
 /// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
@@ -67,10 +73,13 @@ pub enum Workload {
     /// Processes chased from core to core by moving load, until the migration limit holds
     /// them (the test of `max_migrations`).
     Bounce,
+    /// The granularity experiment: `grain_ms` of work cut into tasks of `grain_ns` each, every
+    /// task spawned on core 0; each must run exactly once.
+    Grain,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 9] = [
+    pub const ALL: [Workload; 10] = [
         Workload::Imbalanced,
         Workload::Fib,
         Workload::Ring,
@@ -80,6 +89,7 @@ impl Workload {
         Workload::Bang,
         Workload::Big,
         Workload::Bounce,
+        Workload::Grain,
     ];
 
     pub fn name(self) -> &'static str {
@@ -100,6 +110,8 @@ impl Default for Config {
             workload: Workload::Imbalanced,
             trace: false,
             soak_s: 120,
+            grain_ns: 10_000,
+            grain_ms: 120,
         }
     }
 }
@@ -111,7 +123,7 @@ impl fmt::Display for Config {
         write!(
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
-             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={}",
+             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={} grain_ns={} grain_ms={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -128,7 +140,9 @@ impl fmt::Display for Config {
             b.rebalance_ratio,
             self.workload.name(),
             on_off(self.trace),
-            self.soak_s
+            self.soak_s,
+            self.grain_ns,
+            self.grain_ms
         )
     }
 }
@@ -261,7 +275,7 @@ const fn choice(key: &'static str, names: &'static [&'static str], apply: fn(&mu
 
 const ON_OFF: &[&str] = &["off", "on"];
 const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
-const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce"];
+const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce", "grain"];
 
 const SETTINGS: &[Setting] = &[
     number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),
@@ -281,6 +295,8 @@ const SETTINGS: &[Setting] = &[
     choice("workload", WORKLOADS, |c, i| c.workload = Workload::ALL[i]),
     choice("trace", ON_OFF, |c, i| c.trace = i == 1),
     number("soak_s", 1, 86_400, |c, v| c.soak_s = v as u32),
+    number("grain_ns", 100, 10_000_000, |c, v| c.grain_ns = v as u32),
+    number("grain_ms", 1, 10_000, |c, v| c.grain_ms = v as u32),
 ];
 
 /// Largest `ticks=`: the boot check of `make run` waits this many ticks with no progress line,
@@ -423,7 +439,7 @@ mod tests {
         assert_eq!(
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
-             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s)"
+             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s, grain_ns, grain_ms)"
         );
     }
 
@@ -451,7 +467,7 @@ mod tests {
             format!(
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
-                 workload=imbalanced trace=off soak_s=120"
+                 workload=imbalanced trace=off soak_s=120 grain_ns=10000 grain_ms=120"
             )
         );
     }
@@ -475,6 +491,31 @@ mod tests {
         assert_eq!(parsed.config, Config::default());
         assert_eq!(parsed.rejections[0].reason, RejectReason::NotANumber);
         assert_eq!(parsed.rejections[1].reason, RejectReason::OutOfRange { min: 1, max: 64 });
+    }
+
+    #[test]
+    fn the_peers_policy_fits_the_ranges() {
+        // What Go's and Tokio's schedulers do: a random victim, half its queue, no cooldown, no
+        // thresholds (scripts/bench.py's `peers` policy).
+        let parsed = parse("strategy=random steal=half cooldown=0 min_steal=1 imbalance=0");
+        assert!(parsed.rejections.is_empty(), "{:?}", words(&parsed));
+        let c = parsed.config;
+        assert_eq!(c.strategy, Strategy::Random);
+        assert_eq!(c.balance.amount, StealAmount::Half);
+        assert_eq!((c.cooldown_ns, c.balance.min_steal, c.balance.imbalance), (0, 1, 0));
+        assert_eq!(c.balance.retries, Config::default().balance.retries);
+    }
+
+    #[test]
+    fn grain_settings_parse_within_their_ranges() {
+        let parsed = parse("workload=grain grain_ns=1000 grain_ms=5");
+        assert!(parsed.rejections.is_empty());
+        assert_eq!(parsed.config.workload, Workload::Grain);
+        assert_eq!((parsed.config.grain_ns, parsed.config.grain_ms), (1000, 5));
+        let parsed = parse("grain_ns=99 grain_ns=10000001 grain_ms=0");
+        assert_eq!(parsed.config, Config::default());
+        assert_eq!(parsed.rejections[0].reason, RejectReason::OutOfRange { min: 100, max: 10_000_000 });
+        assert_eq!(parsed.rejections[2].reason, RejectReason::OutOfRange { min: 1, max: 10_000 });
     }
 
     #[test]
