@@ -41,7 +41,7 @@ help:
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
 	@echo "make trace      scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
 	@echo "                (.json for ui.perfetto.dev, .svg timeline); ICOUNT=1 runs under -icount"
-	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=240 s each)"
+	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=200 s each)"
 	@echo "                 figures into bench/results.json (soak.steals, soak.processes, soak.lost, soak.duplicated)"
 	@echo "make plot       SVG charts of bench/results.json into bench/plots/"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234"
@@ -118,7 +118,7 @@ trace: $(SETUP_STAMP) kernel
 	@echo "           target/trace/$(WORKLOAD).svg is the same timeline for any browser"
 
 # The soak (scripts/soak.py): kernel/soak.rs booted at 4 and 8 cores for SOAK_S seconds each.
-SOAK_S ?= 240
+SOAK_S ?= 200
 .PHONY: soak
 soak: $(SETUP_STAMP)
 	@echo "==> soak: $(SOAK_S) s at 4 and at 8 cores"

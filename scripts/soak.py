@@ -52,7 +52,7 @@ def run(cores, seconds, args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=int, default=240)
+    parser.add_argument("--seconds", type=int, default=200)
     parser.add_argument("--cores", default="4,8")
     parser.add_argument("--args", default="cooldown=0")
     parser.add_argument("--no-write", action="store_true")
