@@ -123,6 +123,16 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     let config = *CONFIG.call_once(|| parsed.config);
     println!("config: {config}");
 
+    if stack_pool.bytes == 0 || heap.bytes < MIN_HEAP_BYTES {
+        panic!(
+            "boot: {} KiB of RAM free after the kernel image ({} KiB): too little for a {} KiB heap and a {} KiB stack \
+             pool; give the machine more RAM",
+            (heap.bytes + stack_pool.bytes) / 1024,
+            (image.kernel_end - image.kernel_start) / 1024,
+            MIN_HEAP_BYTES / 1024,
+            POOL_ALIGN / 1024
+        );
+    }
     let (heap_start, heap_bytes) = (heap.base as usize, heap.bytes as usize);
     // SAFETY: RAM after the image (and its boot stacks) up to the stack pool is mapped
     // read-write and used by nothing else; the device tree lies below the image or has been
@@ -191,11 +201,18 @@ fn split_free_ram(platform: &Platform, image: &layout::ImageLayout) -> (Region, 
         .memory_containing(image.kernel_start as u64)
         .expect("the kernel image lies in RAM the platform describes");
     let free_start = image.kernel_end as u64;
-    let free_end = ram.end() & !(POOL_ALIGN - 1);
-    let pool_bytes = ((free_end - free_start) / 2).min(MAX_STACK_POOL_BYTES) & !(POOL_ALIGN - 1);
+    let free_end = (ram.end() & !(POOL_ALIGN - 1)).max(free_start);
+    let free = free_end - free_start;
+    let half = (free / 2).min(MAX_STACK_POOL_BYTES) & !(POOL_ALIGN - 1);
+    // With little RAM half of it may round down to nothing: then one aligned block for the
+    // pool if that leaves the heap its minimum, else nothing (and the boot stops, saying why).
+    let pool_bytes = if half > 0 || free < POOL_ALIGN + MIN_HEAP_BYTES { half } else { POOL_ALIGN };
     let pool = Region { base: free_end - pool_bytes, bytes: pool_bytes };
     (Region { base: free_start, bytes: pool.base - free_start }, pool)
 }
+
+/// The least heap the kernel boots with (its tables, per-core queues and buffers).
+const MIN_HEAP_BYTES: u64 = 1 << 20;
 
 const POOL_ALIGN: u64 = 2 << 20;
 const MAX_STACK_POOL_BYTES: u64 = 64 << 20;
