@@ -193,6 +193,27 @@ mod tests {
         assert_eq!(picked.as_slice(), &[2, 3, 0]);
     }
 
+    /// `load` orders victims by weighted load, not by how many processes they hold: two max
+    /// processes (load 8) come before three low ones (load 3), which come before one normal
+    /// (load 2).
+    #[test]
+    fn load_ranks_victims_by_priority_weighted_load() {
+        let counts = [[0, 0, 0, 0], [0, 0, 0, 3], [2, 0, 0, 0], [0, 0, 1, 0]];
+        let views: Vec<CoreView> = counts
+            .iter()
+            .map(|&by_priority| CoreView {
+                load: CoreView::load_of(by_priority),
+                stealable: by_priority.iter().sum(),
+                runnable: by_priority.iter().sum(),
+                cluster: 0,
+            })
+            .collect();
+        for seed in 1..20 {
+            let picked = VictimPicker::pick(Strategy::Load, 0, &views, &mut Rng::new(seed), 3);
+            assert_eq!(picked.as_slice(), &[2, 1, 3], "seed {seed}");
+        }
+    }
+
     #[test]
     fn locality_prefers_the_same_cluster() {
         let mut rng = Rng::new(5);
