@@ -250,6 +250,28 @@ mod tests {
         assert_eq!(backoff_cycles(&c, 40, 0), 1024);
     }
 
+    /// The telemetry's counter names (`fail_<name>` in the report and in bench/results.json).
+    #[test]
+    fn refusals_print_their_counter_names() {
+        let shown: Vec<String> = [Refusal::Empty, Refusal::BelowThreshold, Refusal::Cooldown, Refusal::Unmovable]
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        assert_eq!(shown, ["empty", "below_threshold", "cooldown", "migration_limit"]);
+    }
+
+    /// The jitter spreads the pause over the upper half of the step, its whole width: with the
+    /// first step (64 cycles) any value from 32 to 64 can come out, and jitter beyond that
+    /// wraps round instead of being clamped.
+    #[test]
+    fn backoff_jitter_covers_the_upper_half() {
+        let c = BalanceConfig::default();
+        assert_eq!(backoff_cycles(&c, 1, 10), 42);
+        assert_eq!(backoff_cycles(&c, 1, 32), 64);
+        assert_eq!(backoff_cycles(&c, 1, 33), 32);
+        assert_eq!(backoff_cycles(&c, 40, 1024), 2048);
+    }
+
     proptest! {
         #[test]
         fn a_steal_is_allowed_exactly_when_every_rule_allows_it(
