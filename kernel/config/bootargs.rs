@@ -469,6 +469,15 @@ mod tests {
         assert_eq!(parsed.rejections[1].reason, RejectReason::OutOfRange { min: 1, max: 64 });
     }
 
+    /// Every on/off setting: `on` sets it, `off` clears it (later words win), whatever its default.
+    #[test]
+    fn on_off_settings_follow_the_last_word() {
+        let on = parse("trace=on protect_max=on rebalance=on").config;
+        assert!(on.trace && on.balance.protect_max && on.balance.rebalance);
+        let off = parse("trace=on protect_max=on rebalance=on trace=off protect_max=off rebalance=off").config;
+        assert!(!off.trace && !off.balance.protect_max && !off.balance.rebalance);
+    }
+
     #[test]
     fn a_word_that_is_not_utf8_is_reported_and_the_others_apply() {
         let parsed = super::parse(b"ticks=7 bad\xffword=1 maxcpus=2 \xc3", false);
