@@ -26,7 +26,7 @@ SETUP_STAMP := target/.setup-done
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel rpi4 run gdb test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench check fmt clippy clean
+.PHONY: help setup kernel rpi4 run gdb test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench mutants check fmt clippy clean
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -39,6 +39,8 @@ help:
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
+	@echo "make mutants     cargo-mutants over the pure code (balancer, priorities, deque, bootargs) with the"
+	@echo "                 host tests (MUTANTS_JOBS=2); mutants.* into bench/results.json; installs cargo-mutants"
 	@echo "make trace      scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
 	@echo "                (.json for ui.perfetto.dev, .svg timeline); ICOUNT=1 runs under -icount"
 	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=200 s each)"
@@ -123,6 +125,15 @@ SOAK_S ?= 200
 soak: $(SETUP_STAMP)
 	@echo "==> soak: $(SOAK_S) s at 4 and at 8 cores"
 	python3 scripts/soak.py --seconds $(SOAK_S)
+
+# Mutation testing of the pure code (scripts/mutants.py, scope in .cargo/mutants.toml): every
+# mutant the host tests miss must be listed in docs/mutants-equivalent.md with its reason.
+# cargo-mutants is installed here on demand, not by `make setup` (CI's `make test` skips this).
+MUTANTS_JOBS ?= 2
+mutants:
+	@echo "==> mutants: cargo-mutants over the pure code with the host tests, $(MUTANTS_JOBS) at a time"
+	@scripts/setup.sh --mutants
+	python3 scripts/mutants.py --jobs $(MUTANTS_JOBS)
 
 # Charts of the benchmark figures (scripts/plot.py): bench/results.json -> bench/plots/*.svg.
 plot:

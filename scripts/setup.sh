@@ -2,11 +2,26 @@
 # Installs what beamcore needs on a fresh Debian bookworm machine: the Rust target
 # aarch64-unknown-none (through rust-toolchain.toml), QEMU >= 9 from bookworm-backports
 # (bookworm's own 7.2 lacks the raspi4b machine), the device-tree compiler and llvm-objcopy /
-# llvm-objdump (the Pi 4 image and its semihosting check).
+# llvm-objdump (the Pi 4 image and its semihosting check). `--mutants` installs cargo-mutants
+# instead (for `make mutants` only).
 # Says what it installs; does nothing when everything is already there.
 set -euo pipefail
 
 say() { echo "setup: $*"; }
+
+# `scripts/setup.sh --mutants`, run by `make mutants` only (never by `make test`, so CI does not
+# spend minutes compiling it): cargo-mutants, at the major version whose mutant names
+# docs/mutants-equivalent.md lists. Nothing else is checked or installed in this mode.
+CARGO_MUTANTS_MAJOR=27
+if [ "${1:-}" = "--mutants" ]; then
+    if cargo mutants --version 2>/dev/null | grep -q "^cargo-mutants ${CARGO_MUTANTS_MAJOR}\."; then
+        say "ready: $(cargo mutants --version)"
+    else
+        say "installing cargo-mutants ${CARGO_MUTANTS_MAJOR}.x (cargo install --locked; takes a few minutes)"
+        cargo install --locked cargo-mutants --version "^${CARGO_MUTANTS_MAJOR}"
+    fi
+    exit 0
+fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 

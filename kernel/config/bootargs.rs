@@ -493,6 +493,15 @@ mod tests {
         assert_eq!(parsed.rejections[1].reason, RejectReason::OutOfRange { min: 1, max: 64 });
     }
 
+    /// Every on/off setting: `on` sets it, `off` clears it (later words win), whatever its default.
+    #[test]
+    fn on_off_settings_follow_the_last_word() {
+        let on = parse("trace=on protect_max=on rebalance=on").config;
+        assert!(on.trace && on.balance.protect_max && on.balance.rebalance);
+        let off = parse("trace=on protect_max=on rebalance=on trace=off protect_max=off rebalance=off").config;
+        assert!(!off.trace && !off.balance.protect_max && !off.balance.rebalance);
+    }
+
     #[test]
     fn the_peers_policy_fits_the_ranges() {
         // What Go's and Tokio's schedulers do: a random victim, half its queue, no cooldown, no

@@ -137,6 +137,13 @@ mod tests {
         }
     }
 
+    /// The names are what the console and the report print (and what a reader greps for).
+    #[test]
+    fn priorities_print_their_names() {
+        let shown: Vec<String> = Priority::ALL.iter().map(|p| p.to_string()).collect();
+        assert_eq!(shown, ["max", "high", "normal", "low"]);
+    }
+
     /// Simulates one shared level with `normals` normal processes and one low process, all
     /// always runnable, and returns how many normal runs happen between low runs.
     fn normal_runs_between_low_runs(normals: usize, rounds: usize) -> Vec<usize> {

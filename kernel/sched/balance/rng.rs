@@ -29,6 +29,18 @@ impl Rng {
 mod tests {
     use super::*;
 
+    /// The generator is Vigna's xorshift64* (shifts 12, 25, 27; multiplier 0x2545f4914f6cdd1d):
+    /// its first outputs from seed 1 as that definition gives them. Another mix of shifts would
+    /// still "look random" to the range test below but is not the generator whose quality is
+    /// known.
+    #[test]
+    fn it_is_xorshift64_star() {
+        let mut rng = Rng::new(1);
+        assert_eq!(rng.next_u64(), 0x47e4_ce4b_896c_dd1d);
+        assert_eq!(rng.next_u64(), 0xabcf_a6a8_e079_651d);
+        assert_eq!(rng.next_u64(), 0xb9d1_0d8f_eb73_1f57);
+    }
+
     #[test]
     fn below_stays_in_range_and_covers_it() {
         let mut rng = Rng::new(7);

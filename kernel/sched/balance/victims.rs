@@ -178,6 +178,46 @@ mod tests {
             .collect()
     }
 
+    /// `strategy=` names: each one's name leads back to it, and nothing else is a strategy.
+    #[test]
+    fn strategies_round_trip_through_their_names() {
+        for s in Strategy::ALL {
+            assert_eq!(Strategy::from_name(s.name()), Some(s));
+            assert_eq!(s.to_string(), s.name());
+        }
+        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(names, ["random", "load", "locality", "p2c", "adaptive"]);
+        assert_eq!(Strategy::from_name("busiest"), None);
+    }
+
+    #[test]
+    fn gcd_is_the_greatest_common_divisor() {
+        assert_eq!(gcd(12, 18), 6);
+        assert_eq!(gcd(18, 12), 6);
+        assert_eq!(gcd(7, 5), 1);
+        assert_eq!(gcd(8, 8), 8);
+        assert_eq!(gcd(0, 4), 4);
+    }
+
+    /// The walk's stride is random among those coprime to the core count: with 5 cores every
+    /// stride 1..=4 turns up, with 8 cores exactly the odd ones. A walk that always stepped by
+    /// one would still visit every core, but thieves starting next to each other would then
+    /// try the same victims in the same order.
+    #[test]
+    fn walks_use_every_coprime_stride() {
+        for (cores, expected) in [(5, vec![1, 2, 3, 4]), (8, vec![1, 3, 5, 7])] {
+            let mut rng = Rng::new(11);
+            let mut strides = std::collections::BTreeSet::new();
+            for _ in 0..400 {
+                // A thief outside the range skips nobody, so consecutive entries are one stride apart.
+                let walk = coprime_walk(usize::MAX, cores, &mut rng);
+                assert_eq!(walk.len(), cores);
+                strides.insert((walk[1] + cores - walk[0]) % cores);
+            }
+            assert_eq!(strides.into_iter().collect::<Vec<_>>(), expected, "{cores} cores");
+        }
+    }
+
     #[test]
     fn one_core_has_no_victims() {
         let mut rng = Rng::new(1);
@@ -191,6 +231,27 @@ mod tests {
         let mut rng = Rng::new(3);
         let picked = VictimPicker::pick(Strategy::Load, 1, &views(&[2, 0, 9, 4]), &mut rng, 3);
         assert_eq!(picked.as_slice(), &[2, 3, 0]);
+    }
+
+    /// `load` orders victims by weighted load, not by how many processes they hold: two max
+    /// processes (load 8) come before three low ones (load 3), which come before one normal
+    /// (load 2).
+    #[test]
+    fn load_ranks_victims_by_priority_weighted_load() {
+        let counts = [[0, 0, 0, 0], [0, 0, 0, 3], [2, 0, 0, 0], [0, 0, 1, 0]];
+        let views: Vec<CoreView> = counts
+            .iter()
+            .map(|&by_priority| CoreView {
+                load: CoreView::load_of(by_priority),
+                stealable: by_priority.iter().sum(),
+                runnable: by_priority.iter().sum(),
+                cluster: 0,
+            })
+            .collect();
+        for seed in 1..20 {
+            let picked = VictimPicker::pick(Strategy::Load, 0, &views, &mut Rng::new(seed), 3);
+            assert_eq!(picked.as_slice(), &[2, 1, 3], "seed {seed}");
+        }
     }
 
     #[test]
@@ -225,6 +286,21 @@ mod tests {
         }
         assert_eq!(state.current(), Strategy::P2c);
         assert_eq!(state.switches, 2);
+    }
+
+    /// "Below 30%" is strict: 30 successes in a window of 100 keep p2c, 29 switch to load.
+    #[test]
+    fn adaptive_threshold_is_strictly_below_thirty_percent() {
+        let mut state = AdaptiveState::new();
+        for i in 0..AdaptiveState::WINDOW {
+            state.record(i < 30);
+        }
+        assert_eq!(state.current(), Strategy::P2c);
+        for i in 0..AdaptiveState::WINDOW {
+            state.record(i < 29);
+        }
+        assert_eq!(state.current(), Strategy::Load);
+        assert_eq!(state.switches, 1);
     }
 
     proptest! {

@@ -205,6 +205,7 @@ fn result_helpers_keep_the_cause() {
     assert_eq!(Steal::Success(3).map(|item| item * 2), Steal::Success(6));
     assert_eq!(Steal::<u64>::Retry.map(|item| item * 2), Steal::Retry);
     assert!(Steal::<u64>::Retry.is_retry());
+    assert!(!Steal::<u64>::Empty.is_retry() && !Steal::Success(1).is_retry(), "only a lost race is worth a retry");
     assert_eq!(Steal::<u64>::Empty.success(), None);
     assert_eq!(Pop::Item(3).map(|item| item + 1), Pop::Item(4));
     assert_eq!(Pop::<u64>::LostRace.map(|item| item + 1), Pop::LostRace);
@@ -239,6 +240,7 @@ fn handles_carry_ownership_in_their_types() {
 #[test]
 fn work_queue_spills_past_capacity_and_returns_everything_once() {
     let queue = WorkQueue::<Portable>::new(8).expect("capacity");
+    assert_eq!(queue.deque_capacity(), 8);
     let total = 1_000u64;
     let mut spilled = 0;
     for item in 0..total {
@@ -248,6 +250,7 @@ fn work_queue_spills_past_capacity_and_returns_everything_once() {
     }
     assert_eq!(spilled, total - 8, "everything past the deque's 8 slots spills");
     assert_eq!(queue.len(), total as usize);
+    assert!(!queue.is_empty());
     assert_eq!(queue.overflow_len(), (total - 8) as usize);
 
     let mut seen = HashSet::new();
@@ -309,6 +312,9 @@ fn work_queue_thieves_steal_from_the_overflow_when_the_deque_is_empty() {
     for item in 0..5 {
         let _ = queue.push(item);
     }
+    // What the balancer reads as a victim's stealable count: deque and overflow together.
+    assert_eq!((thief.len(), queue.overflow_len()), (5, 3));
+    assert!(!thief.is_empty());
     let stolen: Vec<u64> = (0..5)
         .map(|turn| {
             let thief = if turn % 2 == 0 { &thief } else { &other_thief };
@@ -333,6 +339,24 @@ fn boxed_items_round_trip_and_full_hands_the_box_back() {
     assert_eq!(worker.pop().map(|item| *item), Pop::Item("second"));
     assert_eq!(worker.pop().map(|item| *item), Pop::Empty);
     assert!(worker.is_empty());
+}
+
+/// The boxed face reports the raw deque's size: the scheduler reads a victim's `len` to judge
+/// whether it is worth stealing from.
+#[test]
+fn boxed_len_and_capacity_follow_pushes_and_takes() {
+    let worker = BoxWorker::<u32>::new(4).expect("capacity");
+    let stealer = worker.stealer();
+    assert_eq!(worker.capacity(), 4);
+    assert!(worker.is_empty() && stealer.is_empty());
+    for i in 0..3 {
+        worker.push(Box::new(i)).expect("room");
+    }
+    assert_eq!((worker.len(), stealer.len()), (3, 3));
+    assert!(!worker.is_empty() && !stealer.is_empty());
+    assert_eq!(stealer.steal().map(|item| *item), Steal::Success(0));
+    assert_eq!(worker.pop().map(|item| *item), Pop::Item(2));
+    assert_eq!((worker.len(), stealer.len()), (1, 1));
 }
 
 /// Counts its drops, to show the boxed deque neither leaks nor drops twice.
