@@ -17,16 +17,7 @@ fn main() -> ExitCode {
     println!("soak: {cores} cores, every workload under every strategy, for {seconds} s of guest time");
     sched::arm_progress_watchdog(30);
     let outcome = workloads::soak(seconds, STORM_PROCESSES);
-    println!(
-        "soak: done on {cores} cores: {} runs, {} processes, {} steals moving {} processes, {} lost, {} duplicated, {} failed runs",
-        outcome.runs,
-        outcome.processes,
-        outcome.steals,
-        outcome.migrations,
-        outcome.lost,
-        outcome.duplicated,
-        outcome.failed_runs
-    );
+    println!("soak: done on {cores} cores: {outcome}");
     for (name, value) in [
         ("steals", outcome.steals),
         ("processes", outcome.processes),

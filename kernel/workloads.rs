@@ -1074,6 +1074,16 @@ pub struct SoakOutcome {
     pub first_failure: Option<String>,
 }
 
+impl core::fmt::Display for SoakOutcome {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{} runs, {} processes, {} steals moving {} processes, {} lost, {} duplicated, {} failed runs",
+            self.runs, self.processes, self.steals, self.migrations, self.lost, self.duplicated, self.failed_runs
+        )
+    }
+}
+
 /// Runs every workload, and a steal storm of `storm_processes` tiny processes, under every
 /// victim strategy, round after round, until `seconds` of guest time have passed (at least one
 /// full round), checking after each run that every process spawned ended exactly once:

@@ -17,16 +17,7 @@ fn main() -> ExitCode {
     let cores = smp::cores_online();
     sched::arm_progress_watchdog(30);
     let outcome = workloads::soak(u64::from(beamcore::boot_config().soak_s), 5_000);
-    println!(
-        "soak: done on {cores} cores: {} runs, {} processes, {} steals moving {} processes, {} lost, {} duplicated, {} failed runs",
-        outcome.runs,
-        outcome.processes,
-        outcome.steals,
-        outcome.migrations,
-        outcome.lost,
-        outcome.duplicated,
-        outcome.failed_runs
-    );
+    println!("soak: done on {cores} cores: {outcome}");
     ensure!(outcome.first_failure.is_none(), "{}", outcome.first_failure.unwrap_or_default());
     ensure!(outcome.steals > 0, "the soak stole nothing");
     println!(
