@@ -41,7 +41,10 @@ use crate::sync::IrqSpinLock;
 const DEQUE_CAPACITY: usize = 256;
 
 /// What the running process asked its scheduler to do once it has switched away.
+///
+/// `repr(u64)` for the same reason as `Message`: aligned word moves instead of a `memcpy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
 pub(crate) enum Pending {
     Nothing,
     /// Back into the run queue (yield, or the reductions budget is spent).
