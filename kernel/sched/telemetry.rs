@@ -1,5 +1,5 @@
 //! The balancer's telemetry at the end of a run: a table per core on the console and one
-//! `report: {json}` line (DESIGN.md's console contract).
+//! `report: {json}` line (the console contract in README.md).
 
 use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};

@@ -5,7 +5,7 @@
 //! SP_EL0) ends that process (fault, or stack overflow when it hit its guard page) and the
 //! kernel goes on. Any other exception is a kernel fault: it prints the exception class, ELR,
 //! FAR and every register, then a `PANIC` line, and exits QEMU with a failure status (the
-//! console contract in DESIGN.md).
+//! console contract in README.md).
 
 use core::fmt;
 
