@@ -4,7 +4,7 @@
 //! `make soak` runs the long version at 4 and 8 cores.
 //! qemu-test: configs=a72-smp4
 //! qemu-test: append=soak_s=1 cooldown=0
-//! qemu-test: expect=^soak: done on 4 cores: 55 runs, \d+ processes, [1-9]\d* steals moving \d+ processes, 0 lost, 0 duplicated, 0 failed runs$
+//! qemu-test: expect=^soak: done on 4 cores: 50 runs, \d+ processes, [1-9]\d* steals moving \d+ processes, 0 lost, 0 duplicated, 0 failed runs$
 //! qemu-test: forbid=PANIC
 //! qemu-test: timeout=240
 

@@ -1212,12 +1212,20 @@ pub fn debug_dump() {
     let cores = smp::cores_online();
     for (core, scheduler) in SCHEDULERS.iter().enumerate().take(cores) {
         let runnable: [usize; 4] = core::array::from_fn(|p| scheduler.runnable[p].load(Ordering::Relaxed));
-        let stealable: usize = scheduler.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum());
+        let stealable: [usize; LEVELS] =
+            scheduler.stealers.get().map_or([0; LEVELS], |s| s.each_ref().map(|q| q.len()));
+        let stats = &scheduler.stats;
         crate::println!(
-            "watchdog: core {core}: runnable {runnable:?} stealable {stealable} inbox {} sleeping {} executed {}",
+            "watchdog: core {core}: runnable {runnable:?} stealable {stealable:?} inbox {} sleeping {} executed {} \
+             local_pops {} take_oldest retries {} gave up {} steals {} attempts {}",
             scheduler.inbox_len.load(Ordering::Relaxed),
             scheduler.sleeping.load(Ordering::Relaxed),
-            scheduler.stats.executed.load(Ordering::Relaxed),
+            stats.executed.load(Ordering::Relaxed),
+            stats.local_pops.load(Ordering::Relaxed),
+            stats.take_oldest_retries.load(Ordering::Relaxed),
+            stats.take_oldest_gave_up.load(Ordering::Relaxed),
+            stats.steals.load(Ordering::Relaxed),
+            stats.steal_attempts.load(Ordering::Relaxed),
         );
     }
     let mut shown = 0;
@@ -1241,6 +1249,6 @@ pub fn debug_dump() {
         }
         shown += 1;
     }
-    crate::println!("watchdog: {shown} live processes");
+    crate::println!("watchdog: {shown} live processes, {} cores searching", SEARCHING.load(Ordering::Relaxed));
     trace::dump();
 }
