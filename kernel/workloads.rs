@@ -400,8 +400,13 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
         if works.contains(&0) {
             return Err(format!("a core executed no work: {works:?}"));
         }
-        if max > 1.5 * mean {
-            return Err(format!("busiest core {max} > 1.5 x mean {mean:.0}: {works:?}"));
+        // Under -icount QEMU itself gives vCPUs unequal shares of the machine: with one bound,
+        // always-busy process per core the busiest did 1.27x the mean at 4 cores and 1.84x at 8
+        // (docs/benchmarks.md, "A limit of speedup measured under -icount"). Perfect balancing
+        // cannot beat that spread, so the bound grows with the core count beyond 8.
+        let bound = if cores > 8 { 2.0 } else { 1.5 };
+        if max > bound * mean {
+            return Err(format!("busiest core {max} > {bound} x mean {mean:.0}: {works:?}"));
         }
     }
     let seen = sched::max_migrations_seen();
