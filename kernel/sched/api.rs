@@ -51,6 +51,8 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     local.entry = Some(entry);
     local.stack = Some(stack);
     local.low_passes = 0;
+    // IRQs stay masked from `Runnable` until the process is queued: see `send`.
+    let irq = cpu::irq_save();
     let pid = {
         let mut shared = process.shared.lock();
         shared.state = State::Runnable;
@@ -61,6 +63,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     };
     process.generation_hint.store(pid.generation, Ordering::Relaxed);
     scheduler::admit(core, slot);
+    cpu::irq_restore(irq);
     Ok(pid)
 }
 
@@ -107,14 +110,25 @@ pub fn bump_reductions(reductions: u32) {
 }
 
 /// Delivers `message` to `pid`'s mailbox and wakes it if it waits. Never blocks.
+///
+/// The wake is one step from the waiter's point of view: IRQs stay masked from the moment the
+/// state says `Runnable` until the process is in a run queue or inbox. Were the sender
+/// preempted in between, the woken process would be `Runnable` yet in no queue until the
+/// sender ran again, which a busy core may put off indefinitely (a max-priority process woken
+/// by a normal one on a core kept busy by another max-priority process never ran again).
 pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
     let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
+    let irq = cpu::irq_save();
     let wake = {
         let mut shared = process.shared.lock();
         if shared.generation != pid.generation || shared.state == State::Free {
+            drop(shared);
+            cpu::irq_restore(irq);
             return Err(SendError::NoProc(pid));
         }
         if shared.mailbox.try_reserve(1).is_err() {
+            drop(shared);
+            cpu::irq_restore(irq);
             return Err(SendError::OutOfMemory(pid));
         }
         shared.mailbox.push_back(message);
@@ -125,12 +139,11 @@ pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
         wake
     };
     if wake {
-        let irq = cpu::irq_save();
         let target = process.core.load(Ordering::Relaxed);
         scheduler::trace_process(super::trace::Event::Wake, target, pid.index, cpu::core_id() as u32);
-        cpu::irq_restore(irq);
         scheduler::make_runnable(pid.index);
     }
+    cpu::irq_restore(irq);
     Ok(())
 }
 
@@ -216,9 +229,13 @@ pub fn monitor(pid: Pid) -> Result<(), SendError> {
 /// between, and the new process would be killed. `kill_model` (loom) checks both protocols.
 pub fn kill(pid: Pid) -> Result<(), SendError> {
     let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
+    // IRQs stay masked from `Runnable` until the process is queued: see `send`.
+    let irq = cpu::irq_save();
     let wake = {
         let mut shared = process.shared.lock();
         if shared.generation != pid.generation || shared.state == State::Free {
+            drop(shared);
+            cpu::irq_restore(irq);
             return Err(SendError::NoProc(pid));
         }
         // ORDERING: Relaxed is enough: the flag is written only under the slot lock, and the
@@ -234,6 +251,7 @@ pub fn kill(pid: Pid) -> Result<(), SendError> {
     if wake {
         scheduler::make_runnable(pid.index);
     }
+    cpu::irq_restore(irq);
     Ok(())
 }
 
