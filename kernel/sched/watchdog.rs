@@ -51,8 +51,7 @@ pub(crate) fn on_tick() {
     if period == 0 {
         return;
     }
-    let now = cpu::counter();
-    if (now.wrapping_sub(NEXT_SAMPLE.load(Ordering::Relaxed)) as i64) < 0 {
+    if (cpu::counter().wrapping_sub(NEXT_SAMPLE.load(Ordering::Relaxed)) as i64) < 0 {
         return;
     }
     // ORDERING: Acquire pairs with the Release store that ends the previous sample, so this
@@ -60,6 +59,10 @@ pub(crate) fn on_tick() {
     if SAMPLING.swap(true, Ordering::Acquire) {
         return;
     }
+    // Read only now, holding the flag: a reading taken before it may be older than the marks
+    // the previous sampler left (this core may have been held up in between, as a vCPU often
+    // is), and "now minus a later mark" would wrap to an enormous age: a false "stuck".
+    let now = cpu::counter();
     NEXT_SAMPLE.store(now + cpu::counter_frequency() / 10, Ordering::Relaxed);
     let verdict = sample(now, period);
     // ORDERING: Release pairs with the Acquire swap above (the next sampler).
@@ -83,7 +86,9 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         }
         let since = PROGRESS_AT[core].load(Ordering::Relaxed);
         latest_progress = latest_progress.max(since);
-        if queued_on(core) > 0 && now.wrapping_sub(since) > period {
+        // Saturating: a mark is never after `now` (see `on_tick`), and if it were, that is
+        // progress, not age.
+        if queued_on(core) > 0 && now.saturating_sub(since) > period {
             let _ = frozen.push(core);
         }
     }
@@ -97,7 +102,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         }
         return Some("a core with runnable processes made no progress");
     }
-    if now.wrapping_sub(latest_progress) > period && process::live_count() > 0 {
+    if now.saturating_sub(latest_progress) > period && process::live_count() > 0 {
         let mut waiting = [0usize; MAX_CORES];
         for index in 0..process::MAX_PROCESSES as u32 {
             let process = process::slot(index);
