@@ -48,7 +48,7 @@ help:
 	@echo "make plot       SVG charts of bench/results.json into bench/plots/"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234"
 	@echo "make check       cargo fmt --check and clippy -D warnings (kernel and host)"
-	@echo "make setup       install the Rust target, QEMU >= 9, dtc (run automatically when missing)"
+	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch (run automatically when missing)"
 
 # Installs what is missing (QEMU from bookworm-backports, the Rust target) once per checkout.
 $(SETUP_STAMP): scripts/setup.sh
