@@ -11,11 +11,14 @@
 //! ```
 //!
 //! The walk reads only this core's boot stack and the stack of the process running on it, and
-//! checks every frame record first (`unwind`), so taking a backtrace never faults.
+//! checks every frame record first (`unwind`), so taking a backtrace never faults. Should a
+//! panic or fault happen while one is taken all the same, the backtrace taken on the way down
+//! from it is left empty rather than recurse.
 
 use core::arch::asm;
 use core::fmt;
 use core::ops::Range;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::symbols::{SymbolTable, kernel_symbols};
 use super::unwind::{self, MAX_FRAMES, Stop, Walk};
@@ -28,8 +31,12 @@ pub struct Backtrace {
     /// The exact address of the instruction that trapped, for a backtrace of an exception;
     /// the other entries are return addresses.
     pc: Option<u64>,
-    walk: Walk,
+    /// `None` when this core was already taking a backtrace (see [`walk_from`]).
+    walk: Option<Walk>,
 }
+
+/// Per core: a backtrace is being taken. Relaxed: only the core itself reads and writes its own.
+static TAKING: [AtomicBool; MAX_CORES] = [const { AtomicBool::new(false) }; MAX_CORES];
 
 /// The stacks a walk on this core may read: its boot stack (the kernel, its scheduler and every
 /// exception run there) and the stack of the process it is running, if any.
@@ -44,14 +51,22 @@ fn stacks_of_this_core() -> [Range<usize>; 2] {
     [boot, crate::sched::current_stack().unwrap_or(0..0)]
 }
 
-fn walk_from(fp: u64, symbols: &SymbolTable<'_>) -> Walk {
+/// The walk from `fp`, or `None` if this core is already in the middle of one (a panic or fault
+/// while taking a backtrace, which would otherwise take another, and so on) or has no valid id.
+fn walk_from(fp: u64, symbols: &SymbolTable<'_>) -> Option<Walk> {
+    let taking = TAKING.get(cpu::core_id())?;
+    if taking.swap(true, Ordering::Relaxed) {
+        return None;
+    }
     let stacks = stacks_of_this_core();
     // SAFETY: `unwind::walk` reads only 8-aligned words whose 16-byte record lies wholly inside
     // one of `stacks`: this core's boot stack without its guard page, and the running process's
     // stack without its guard page, both mapped read-write (identity before the MMU is on)
     // for as long as this core runs on them. The words may be stale, never unmapped.
     let read = |address: usize| unsafe { (address as *const u64).read_volatile() };
-    unwind::walk(fp, &stacks, read, |address| symbols.is_code(address))
+    let walk = unwind::walk(fp, &stacks, read, |address| symbols.is_code(address));
+    taking.store(false, Ordering::Relaxed);
+    Some(walk)
 }
 
 impl Backtrace {
@@ -73,7 +88,7 @@ impl Backtrace {
 
     /// The addresses, innermost first: the trapping instruction (if any), then return addresses.
     pub fn addresses(&self) -> impl Iterator<Item = u64> + '_ {
-        self.pc.into_iter().chain(self.walk.frames().iter().copied())
+        self.pc.into_iter().chain(self.walk.iter().flat_map(|walk| walk.frames().iter().copied()))
     }
 }
 
@@ -98,7 +113,10 @@ impl fmt::Display for Backtrace {
                 None => write!(f, "?")?,
             }
         }
-        match self.walk.stop {
+        let Some(walk) = &self.walk else {
+            return write!(f, "\n  (no frames: this core was already taking a backtrace, or has no id yet)");
+        };
+        match walk.stop {
             Stop::End => Ok(()),
             Stop::DepthLimit => write!(f, "\n  (stopped after {MAX_FRAMES} frames)"),
             Stop::Misaligned(fp) => write!(f, "\n  (stopped: frame pointer {fp:#x} is not aligned)"),

@@ -1065,8 +1065,10 @@ pub(crate) fn current_slot() -> Option<u32> {
 /// The usable stack (without its guard page) of the process running on this core, if any:
 /// where a backtrace taken on this core may read besides the core's boot stack.
 pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
+    // Also called on the way down, possibly before this core has recorded its id: an id out of
+    // range must give no stack rather than a panic inside the panic path.
+    let me = SCHEDULERS.get(cpu::core_id())?;
     let irq = cpu::irq_save();
-    let me = this_scheduler();
     // SAFETY: own core, IRQs masked; copies are read, no reference kept.
     let stack = unsafe { me.local().current }.and_then(|slot| {
         // SAFETY: as above: the process runs (or ran last) on this core, which owns its `Local`.
