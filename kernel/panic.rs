@@ -1,7 +1,7 @@
 //! The way down: a Rust panic or a fatal exception outside any process prints what happened
 //! (with the backtrace of the calls that led there) and a `PANIC` line naming the core, then
-//! exits QEMU with a failure status. A panic in a
-//! process's own code ends only that process (`sched::on_panic`), as its faults do.
+//! exits QEMU with a failure status. A panic in a process's own code ends only that process
+//! (`sched::on_panic`, which prints its backtrace), as its faults do.
 
 use core::fmt;
 use core::sync::atomic::{AtomicBool, Ordering};

@@ -212,7 +212,7 @@ def run_case(executable, config, spec, variant, dtb=None, elf=None):
             cmd += ["-append", append]
         cmd += spec["qemu_args"]
     started = time.monotonic()
-    if spec["gdb"] is not None:
+    if spec.get("gdb") is not None:
         status, output = run_under_gdb(cmd, elf or executable, spec, f"{Path(executable).stem}-{config}")
         if status is None:
             return False, f"deadline of {spec['timeout']}s passed; killed", output, time.monotonic() - started

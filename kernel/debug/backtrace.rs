@@ -6,8 +6,10 @@
 //!
 //! ```text
 //! backtrace:
-//!   #0 0x0000000040212a1c beamcore::panic::panic+0x44
-//!   #1 0x0000000040230b14 core::panicking::panic_fmt+0x30
+//!   #0 0x000000004020039c __rustc::rust_begin_unwind+0x30
+//!   #1 0x0000000040229aa4 core::panicking::panic_fmt+0x28
+//!   #2 0x00000000402002c8 _52_backtrace_kernel_panic::kernel_inner_function+0x58
+//!   ...
 //! ```
 //!
 //! The walk reads only this core's boot stack and the stack of the process running on it, and

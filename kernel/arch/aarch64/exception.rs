@@ -4,8 +4,8 @@
 //! IRQs go to the interrupt dispatcher. A synchronous exception taken from a process (EL1 on
 //! SP_EL0) ends that process (fault, or stack overflow when it hit its guard page) and the
 //! kernel goes on. Any other exception is a kernel fault: it prints the exception class, ELR,
-//! FAR, every register and the backtrace of the interrupted code, then a `PANIC` line, and exits QEMU with a failure status (the
-//! console contract in README.md).
+//! FAR, every register and the backtrace of the interrupted code, then a `PANIC` line, and
+//! exits QEMU with a failure status (the console contract in README.md).
 
 use core::fmt;
 
