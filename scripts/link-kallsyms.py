@@ -8,14 +8,16 @@ backtrace on its console.
 2. Read that image's code symbols and write the table as an object file whose only section is
    `.kallsyms`.
 3. Link again with that object added. The table lies after all code, so no function moves:
-   the table describes the image it is in. This is checked (scripts/ksyms.py `check`), and the
-   link fails if it does not hold.
+   the table describes the image it is in. This is checked (scripts/ksyms.py `check`); should
+   the code have moved all the same, the table of the new image is linked in once more (as
+   Linux's kallsyms does), and the link fails if it still does not hold.
 
 rustc calls this with the arguments it would give rust-lld (`-flavor gnu ...`) and with the
 toolchain's own bin directory, which holds rust-lld, first on PATH.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,13 +39,29 @@ def rust_lld() -> str:
     return str(candidates[0])
 
 
+def expanded(args):
+    """The arguments with any `@file` (a response file, which rustc uses for a command line too
+    long for the system) replaced by the arguments it holds, one a line, backslash-escaped."""
+    for arg in args:
+        if arg.startswith("@") and Path(arg[1:]).is_file():
+            for line in Path(arg[1:]).read_text().splitlines():
+                yield re.sub(r"\\(.)", r"\1", line)
+        else:
+            yield arg
+
+
 def output_path(args) -> Path:
+    args = list(expanded(args))
     for i, arg in enumerate(args):
         if arg == "-o" and i + 1 < len(args):
             return Path(args[i + 1])
         if arg.startswith("-o") and len(arg) > 2:
             return Path(arg[2:])
     sys.exit("link-kallsyms: no -o in the linker arguments")
+
+
+# Links with a table in all: the second normally; a third only if the code moved.
+TABLE_LINKS = 2
 
 
 def main():
@@ -53,20 +71,22 @@ def main():
     if first.returncode != 0:
         sys.exit(first.returncode)
     out = output_path(args)
-    table = ksyms.table_of(out)
-    # Not beside the output: scripts look for kernels by name in deps/ (`ls -t name-*`).
-    with tempfile.TemporaryDirectory(prefix="kallsyms-") as scratch:
-        obj = Path(scratch) / "kallsyms.o"
-        obj.write_bytes(ksyms.relocatable_object(table))
-        second = subprocess.run([lld, *args, str(obj)])
-    if second.returncode != 0:
-        sys.exit(second.returncode)
-    problems = ksyms.check(out)
-    if problems:
-        for problem in problems:
-            print(f"link-kallsyms: {problem}", file=sys.stderr)
-        os.unlink(out)
-        sys.exit(1)
+    for _ in range(TABLE_LINKS):
+        table = ksyms.table_of(out)
+        # Not beside the output: scripts look for kernels by name in deps/ (`ls -t name-*`).
+        with tempfile.TemporaryDirectory(prefix="kallsyms-") as scratch:
+            obj = Path(scratch) / "kallsyms.o"
+            obj.write_bytes(ksyms.relocatable_object(table))
+            again = subprocess.run([lld, *args, str(obj)])
+        if again.returncode != 0:
+            sys.exit(again.returncode)
+        problems = ksyms.check(out)
+        if not problems:
+            return
+    for problem in problems:
+        print(f"link-kallsyms: {problem}", file=sys.stderr)
+    os.unlink(out)
+    sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -238,7 +238,7 @@ def run_under_gdb(qemu_cmd, elf, spec, label):
         status, gdb_output, log = debug.session(qemu_cmd + ["-S", "-gdb", f"tcp:127.0.0.1:{port}"], elf, port,
                                                 spec["gdb"], timeout=spec["timeout"], console=console)
     except FileNotFoundError:
-        return 127, f"test: {debug.GDB} not found: scripts/setup.sh installs it (Debian package gdb-multiarch)\n"
+        return 127, f"test-qemu: {debug.GDB} not found: scripts/setup.sh installs it (Debian package gdb-multiarch)\n"
     return status, f"{gdb_output}--- console ({console.relative_to(ROOT)}) ---\n{log}"
 
 

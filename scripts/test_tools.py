@@ -33,6 +33,7 @@ trace_tool = load("beamcore_trace", "trace.py")
 plot_tool = load("beamcore_plot", "plot.py")
 bench_tool = load("beamcore_bench", "bench.py")
 ksyms = load("beamcore_ksyms", "ksyms.py")
+linker = load("beamcore_link_kallsyms", "link-kallsyms.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -549,6 +550,15 @@ class KernelSymbols(unittest.TestCase):
         self.assertEqual(elf.section_bytes(".kallsyms"), payload)
         self.assertEqual(section["flags"], ksyms.SHF_ALLOC, "allocated, read-only, not code")
         self.assertEqual(struct.unpack_from("<HH", elf.data, 16), (1, 183), "relocatable, AArch64")
+
+    def test_the_linker_finds_its_output_also_in_a_response_file(self):
+        self.assertEqual(linker.output_path(["-flavor", "gnu", "a.o", "-o", "/t/kernel", "-T", "x.ld"]),
+                         Path("/t/kernel"))
+        self.assertEqual(linker.output_path(["-o/t/joined"]), Path("/t/joined"))
+        with tempfile.TemporaryDirectory() as scratch:
+            response = Path(scratch) / "linker-arguments"
+            response.write_text("-flavor\ngnu\na.o\n-o\n/t/with\\ space\n")
+            self.assertEqual(linker.output_path([f"@{response}"]), Path("/t/with space"))
 
 
 if __name__ == "__main__":
