@@ -14,10 +14,13 @@ BENCH        ?=
 KERNEL_ELF := target/aarch64-unknown-none/release/beamcore
 # BOARD=rpi4: the raspi4b image with semihosting (QEMU exits with the kernel's status).
 RPI4_QEMU_IMAGE := target/rpi4-qemu/kernel8.img
+# RUN_ELF: the symbols of what `make run` boots (for gdb).
 ifeq ($(BOARD),rpi4)
 RUN_KERNEL := $(RPI4_QEMU_IMAGE)
+RUN_ELF := target/rpi4-qemu/beamcore.elf
 else ifeq ($(BOARD),virt)
 RUN_KERNEL := $(KERNEL_ELF)
+RUN_ELF := $(KERNEL_ELF)
 else
 $(error unknown BOARD=$(BOARD); known: virt, rpi4)
 endif
@@ -26,7 +29,7 @@ SETUP_STAMP := target/.setup-done
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel rpi4 run gdb test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench mutants check fmt clippy clean
+.PHONY: help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench mutants check fmt clippy clean
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -46,9 +49,11 @@ help:
 	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=200 s each)"
 	@echo "                 figures into bench/results.json (soak.steals, soak.processes, soak.lost, soak.duplicated)"
 	@echo "make plot       SVG charts of bench/results.json into bench/plots/"
-	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234"
+	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234 (BOARD=rpi4 too)"
+	@echo "make debug       QEMU plus gdb-multiarch attached, stopped at boot_core_entry, one thread per core"
+	@echo "                 (console in target/debug/console.log; BOARD=rpi4 too; docs/debugging.md)"
 	@echo "make check       cargo fmt --check and clippy -D warnings (kernel and host)"
-	@echo "make setup       install the Rust target, QEMU >= 9, dtc (run automatically when missing)"
+	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch (run automatically when missing)"
 
 # Installs what is missing (QEMU from bookworm-backports, the Rust target) once per checkout.
 $(SETUP_STAMP): scripts/setup.sh
@@ -81,8 +86,14 @@ endif
 	scripts/qemu-run.sh $(RUN_KERNEL)
 
 gdb: kernel
-	@echo "==> gdb: attach with: gdb-multiarch $(if $(filter rpi4,$(BOARD)),target/rpi4-qemu/beamcore.elf,$(KERNEL_ELF)) -ex 'target remote :1234'"
+	@echo "==> gdb: QEMU stopped at the first instruction; attach with: gdb-multiarch $(RUN_ELF) -ex 'target remote :1234' (or use make debug)"
 	GDB=1 scripts/qemu-run.sh $(RUN_KERNEL)
+
+# QEMU waiting for gdb and gdb-multiarch attached with the symbols, stopped at the first Rust
+# function (scripts/debug.py; GDB_PORT=1234 by default). tests/55 runs the same set-up in batch.
+debug: kernel
+	@echo "==> debug: QEMU ($(BOARD)) and gdb-multiarch on $(RUN_ELF)"
+	python3 scripts/debug.py $(RUN_ELF) $(RUN_KERNEL)
 
 test: test-host test-qemu test-deque-barrier test-deque-stxr-failure
 

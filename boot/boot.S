@@ -132,6 +132,10 @@
 
 .global _start
 _start:
+    // The outermost frame of the boot core: its unwind info says there is no caller (x30
+    // undefined), so a debugger's backtrace ends here; x29 = 0 ends the kernel's own.
+    .cfi_startproc
+    .cfi_undefined x30
     mov     x19, x0                 // device tree address (or 0 / ATAGs)
     drop_to_el1 x20, el3_refuse     // x20 = entry EL
     enable_fp
@@ -152,12 +156,16 @@ _start:
 4:  set_vectors
     mov     x0, x19
     mov     x1, x20
+    mov     x29, #0                 // the outermost frame: backtraces end here
     bl      boot_core_entry
     b       park
+    .cfi_endproc
 
 // PSCI CPU_ON entry: x0 = logical core id (the context argument).
 .global _secondary_start
 _secondary_start:
+    .cfi_startproc
+    .cfi_undefined x30
     mov     x19, x0
     drop_to_el1 x20, park           // at EL3 only `_start`'s reporting core says why
     enable_fp
@@ -168,8 +176,10 @@ _secondary_start:
     set_vectors
     mov     x0, x19
     mov     x1, x20
+    mov     x29, #0
     bl      secondary_core_entry
     b       park
+    .cfi_endproc
 
 // Spin-table entry (Pi 4): logical core id = MPIDR_EL1.Aff0.
 .global _spin_table_start

@@ -17,6 +17,7 @@ extern crate alloc;
 
 pub mod config;
 pub mod core_set;
+pub mod debug;
 pub mod mm;
 pub mod platform;
 pub mod report;

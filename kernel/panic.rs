@@ -1,11 +1,13 @@
 //! The way down: a Rust panic or a fatal exception outside any process prints what happened
-//! and a `PANIC` line naming the core, then exits QEMU with a failure status. A panic in a
-//! process's own code ends only that process (`sched::on_panic`), as its faults do.
+//! (with the backtrace of the calls that led there) and a `PANIC` line naming the core, then
+//! exits QEMU with a failure status. A panic in a process's own code ends only that process
+//! (`sched::on_panic`, which prints its backtrace), as its faults do.
 
 use core::fmt;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::arch::cpu;
+use crate::debug::backtrace::Backtrace;
 use crate::exit::{ExitCode, exit};
 
 /// Set by the first core to go down; later ones (or a panic inside the panic path) stop
@@ -29,13 +31,19 @@ pub fn fatal(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> ! {
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
+    // Taken first, while the frames that led here are intact.
+    let backtrace = Backtrace::here();
     // A panic in a process's own code ends that process only (it does not return then).
     match info.location() {
-        Some(at) => crate::sched::on_panic(format_args!("{} at {}:{}", info.message(), at.file(), at.line())),
-        None => crate::sched::on_panic(format_args!("{}", info.message())),
+        Some(at) => {
+            crate::sched::on_panic(format_args!("{} at {}:{}", info.message(), at.file(), at.line()), &backtrace)
+        }
+        None => crate::sched::on_panic(format_args!("{}", info.message()), &backtrace),
     }
     match info.location() {
-        Some(at) => fatal(format_args!(""), format_args!("{} at {}:{}", info.message(), at.file(), at.line())),
-        None => fatal(format_args!(""), format_args!("{}", info.message())),
+        Some(at) => {
+            fatal(format_args!("{backtrace}\n"), format_args!("{} at {}:{}", info.message(), at.file(), at.line()))
+        }
+        None => fatal(format_args!("{backtrace}\n"), format_args!("{}", info.message())),
     }
 }

@@ -11,6 +11,7 @@ Usage: bench.py [--bench PREFIX]   (only suites or figures whose name starts wit
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -26,6 +27,14 @@ QEMU_SUITES = {
     "deque": ("bench-deque", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched.traced": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 trace=on"),
+    "sched.no_frame_pointers": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
+}
+# Suites run on a build of their own: suite -> (cargo target directory, RUSTFLAGS, suffix added
+# to every figure's name). The kernel keeps frame pointers (.cargo/config.toml) so it can print
+# backtraces; this build leaves them out, so the two sched suites side by side give their cost.
+# RUSTFLAGS replaces the config's rustflags, which hold nothing else.
+VARIANT_BUILDS = {
+    "sched.no_frame_pointers": (Path("target/no-frame-pointers"), "-C force-frame-pointers=no", ".no_frame_pointers"),
 }
 # Multi-core balance: the `make run` kernel on each workload x policy x core count, under
 # -icount (deterministic instruction budgets per vCPU; see docs/balancer.md). Figures come from
@@ -200,8 +209,8 @@ def policy_table(results, metric="speedup"):
     return lines
 
 
-def qemu_command(binary, qemu_args, bootargs):
-    elf = Path("target/aarch64-unknown-none/release") / binary
+def qemu_command(binary, qemu_args, bootargs, target_dir=Path("target")):
+    elf = target_dir / "aarch64-unknown-none/release" / binary
     cmd = ["qemu-system-aarch64", *qemu_args, "-m", "128M", "-nographic", "-semihosting", "-kernel", str(elf)]
     if bootargs:
         cmd += ["-append", bootargs]
@@ -309,9 +318,16 @@ def main():
                 print(f"  [{run_number}/{len(runs)}] bench: {prefix} max_over_mean {ratio}, speedup {speedup}", flush=True)
             print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
             continue
+        suffix = ""
         if suite in QEMU_SUITES:
             binary, qemu_args, bootargs = QEMU_SUITES[suite]
-            cmd = qemu_command(binary, qemu_args, bootargs)
+            target_dir = Path("target")
+            if suite in VARIANT_BUILDS:
+                target_dir, rustflags, suffix = VARIANT_BUILDS[suite]
+                print(f"bench: building {binary} with RUSTFLAGS={rustflags!r} in {target_dir}", flush=True)
+                env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir), RUSTFLAGS=rustflags)
+                subprocess.run(["cargo", "build", "--release", "--bin", binary], cwd=ROOT, check=True, env=env)
+            cmd = qemu_command(binary, qemu_args, bootargs, target_dir)
         else:
             cmd = HOST_SUITES[suite]
         started = time.monotonic()
@@ -326,7 +342,8 @@ def main():
             if not m or (prefix and not m.group(1).startswith(prefix) and not suite.startswith(prefix)):
                 continue
             name, value, unit = m.groups()
-            print(f"  {line.strip()}")
+            name += suffix
+            print(f"  bench: {name} {value} {unit}")
             try:
                 number = float(value)
             except ValueError:

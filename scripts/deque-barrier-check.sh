@@ -10,7 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 attempts=${ATTEMPTS:-25}
 echo "deque-barrier: building tests/29_deque_stress.rs with --cfg deque_omit_pop_barrier"
-CARGO_TARGET_DIR=target/omit-barrier RUSTFLAGS="--cfg deque_omit_pop_barrier" \
+# RUSTFLAGS replaces .cargo/config.toml's rustflags: the frame pointers backtraces walk are
+# asked for again.
+CARGO_TARGET_DIR=target/omit-barrier RUSTFLAGS="--cfg deque_omit_pop_barrier -C force-frame-pointers=yes" \
     cargo test --release --no-run --test 29_deque_stress 2>&1 | tail -1
 kernel=$(ls -t target/omit-barrier/aarch64-unknown-none/release/deps/29_deque_stress-* | grep -v '\.d$' | head -1)
 for attempt in $(seq 1 "$attempts"); do

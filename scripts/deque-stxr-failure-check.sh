@@ -16,7 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 configs=${CONFIGS:-"cortex-a72:4 max:4"}
 echo "deque-stxr-failure: building tests/29_deque_stress.rs with --cfg deque_inject_stxr_failure"
-CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure" \
+# RUSTFLAGS replaces .cargo/config.toml's rustflags: the frame pointers backtraces walk are
+# asked for again.
+CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure -C force-frame-pointers=yes" \
     cargo test --release --no-run --test 29_deque_stress 2>&1 | tail -1
 kernel=$(ls -t target/inject-stxr/aarch64-unknown-none/release/deps/29_deque_stress-* | grep -v '\.d$' | head -1)
 for config in $configs; do
@@ -36,7 +38,7 @@ for config in $configs; do
     fi
 done
 echo "deque-stxr-failure: building the kernel with --cfg deque_inject_stxr_failure"
-CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure" \
+CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure -C force-frame-pointers=yes" \
     cargo build --release --bin beamcore 2>&1 | tail -1
 status=0
 output=$(timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic -semihosting \

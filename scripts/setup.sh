@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what beamcore needs on a fresh Debian bookworm machine: the Rust target
 # aarch64-unknown-none (through rust-toolchain.toml), QEMU >= 9 from bookworm-backports
-# (bookworm's own 7.2 lacks the raspi4b machine), the device-tree compiler and llvm-objcopy /
-# llvm-objdump (the Pi 4 image and its semihosting check). `--mutants` installs cargo-mutants
-# instead (for `make mutants` only).
+# (bookworm's own 7.2 lacks the raspi4b machine), the device-tree compiler, llvm-objcopy /
+# llvm-objdump (the Pi 4 image and its semihosting check) and gdb-multiarch (`make gdb`,
+# `make debug` and the suite's debugger test). `--mutants` installs cargo-mutants instead (for
+# `make mutants` only).
 # Says what it installs; does nothing when everything is already there.
 set -euo pipefail
 
@@ -36,6 +37,8 @@ need_apt=()
 if ! qemu_ok; then need_apt+=(qemu-system-arm); fi
 command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
 { command -v llvm-objcopy && command -v llvm-objdump; } >/dev/null 2>&1 || need_apt+=(llvm)
+# The debugger for an AArch64 target on any host (Debian's plain `gdb` knows only the host's).
+command -v gdb-multiarch >/dev/null 2>&1 || need_apt+=(gdb-multiarch)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null 2>&1; then
@@ -74,4 +77,5 @@ if ! rustup target list --installed 2>/dev/null | grep -q '^aarch64-unknown-none
 fi
 
 qemu_ok || { say "QEMU >= 9 still missing"; exit 1; }
-say "ready: $(qemu-system-aarch64 --version | head -1)"
+command -v gdb-multiarch >/dev/null 2>&1 || { say "gdb-multiarch still missing"; exit 1; }
+say "ready: $(qemu-system-aarch64 --version | head -1); $(gdb-multiarch --version | head -1)"

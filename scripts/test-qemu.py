@@ -11,9 +11,16 @@ Each tests/NN_name.rs is a small kernel. Its header lines say how to run and jud
     //! qemu-test: expect=<regex>              (a console line must match; repeatable)
     //! qemu-test: forbid=<regex>              (no console line may match; repeatable)
     //! qemu-test: expect-count=smp <regex>    (exactly SMP lines match; or a number)
+    //! qemu-test: expect-order=<regex>        (lines matching each, in this order; repeatable:
+                                               each must match a line after the previous one's)
     //! qemu-test: timeout=60                  (deadline in seconds; default 60)
     //! qemu-test: qemu-args=-device ...       (extra QEMU arguments, split on spaces)
     //! qemu-test: variants=a=1;a=2 b=3         (run once per variant, its words added to append)
+    //! qemu-test: gdb=break f;continue;bt         (QEMU waits for gdb-multiarch, which attaches in
+                                               batch mode (scripts/debug.py), stops at the first
+                                               Rust function, then runs these commands; the checks
+                                               read gdb's output and the console; `exit` is gdb's
+                                               status; a missing gdb fails the test)
 
 A test passes when QEMU exits with the expected status before the deadline and the console
 checks hold. A hung test is killed at its deadline and fails; every failure prints the console.
@@ -45,6 +52,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import debug  # noqa: E402  (scripts/debug.py: QEMU with gdb-multiarch attached)
 import rpi4  # noqa: E402  (scripts/rpi4.py: the Pi 4 image builds)
 
 # name -> (machine, cpu, smp)
@@ -72,11 +80,16 @@ RPI4_CONFIG = "rpi4"
 RPI4_SMP = 4
 # Tests that also run on raspi4b, with the variants run there (their headers' other settings
 # apply). Listed here rather than in the headers, so one place says what the Pi 4 covers:
-# every core online through the spin table, 10,000 processes, and the balancer stealing.
+# every core online through the spin table, 10,000 processes, the balancer stealing, the
+# backtraces a panic and a process's fault print from the Pi build's own symbol table, and gdb
+# on raspi4b.
 RPI4_CASES = {
     "01_boot_all_cores": [""],
     "19_ten_thousand_processes": [""],
     "27_balancer_invariants": ["strategy=load workload=imbalanced"],
+    "52_backtrace_kernel_panic": [""],
+    "54_backtrace_process_fault": [""],
+    "55_gdb_attach": [""],
 }
 # Checks of the `make rpi4` image itself (no semihosting) and of the `make run BOARD=rpi4` kernel
 # booted without a device tree (ATAGs); see run_image_case.
@@ -108,7 +121,8 @@ def raw_bytes(text: str) -> str:
 
 def parse_header(source: Path):
     spec = {"configs": DEFAULT_CONFIGS, "append": "", "exit": 0, "expect": [], "forbid": [],
-            "expect_count": [], "timeout": 60, "qemu_args": [], "variants": [""]}
+            "expect_count": [], "expect_order": [], "timeout": 60, "qemu_args": [], "variants": [""],
+            "gdb": None}
     for line in source.read_text().splitlines():
         m = HEADER.match(line.strip())
         if not m:
@@ -129,6 +143,8 @@ def parse_header(source: Path):
             spec["expect"].append(re.compile(value))
         elif key == "forbid":
             spec["forbid"].append(re.compile(value))
+        elif key == "expect-order":
+            spec["expect_order"].append(re.compile(value))
         elif key == "expect-count":
             count, regex = value.split(" ", 1)
             spec["expect_count"].append((count, re.compile(regex)))
@@ -138,6 +154,8 @@ def parse_header(source: Path):
             spec["qemu_args"] = value.split()
         elif key == "timeout":
             spec["timeout"] = int(value)
+        elif key == "gdb":
+            spec["gdb"] = [c.strip() for c in value.split(";") if c.strip()]
         else:
             sys.exit(f"{source}: unknown qemu-test key {key!r}")
     return spec
@@ -168,21 +186,20 @@ def build(release: bool, cargo_args):
 
 
 def build_rpi4(names, release: bool, cargo_args):
-    """The raspi4b test kernels (flat images) and device tree: ({name: image}, dtb)."""
+    """The raspi4b test kernels (flat images), their ELFs (symbols, for gdb) and the device tree:
+    ({name: image}, {name: ELF}, dtb)."""
     target_dir = rpi4.CARGO_TARGET_DIRS[True]
     cmd = ["cargo", "test", "--no-run", "--message-format=json-render-diagnostics", "--features", "board-rpi4",
            "--target-dir", str(target_dir), *[arg for name in names for arg in ("--test", name)], *cargo_args]
     if release:
         cmd.append("--release")
     out_dir = ROOT / "target" / "rpi4-tests"
-    images = {
-        name: str(rpi4.flat_binary(Path(executable), out_dir / f"{name}.img"))
-        for name, executable in cargo_test_executables(cmd, " for raspi4b").items()
-    }
-    return images, str(rpi4.compile_dtb())
+    elfs = cargo_test_executables(cmd, " for raspi4b")
+    images = {name: str(rpi4.flat_binary(Path(executable), out_dir / f"{name}.img")) for name, executable in elfs.items()}
+    return images, elfs, str(rpi4.compile_dtb())
 
 
-def run_case(executable, config, spec, variant, dtb=None):
+def run_case(executable, config, spec, variant, dtb=None, elf=None):
     append = raw_bytes(" ".join(part for part in (spec["append"], variant) if part))
     if config == RPI4_CONFIG:
         smp = RPI4_SMP
@@ -195,6 +212,11 @@ def run_case(executable, config, spec, variant, dtb=None):
             cmd += ["-append", append]
         cmd += spec["qemu_args"]
     started = time.monotonic()
+    if spec.get("gdb") is not None:
+        status, output = run_under_gdb(cmd, elf or executable, spec, f"{Path(executable).stem}-{config}")
+        if status is None:
+            return False, f"deadline of {spec['timeout']}s passed; killed", output, time.monotonic() - started
+        return (*judge(output, status, spec, smp), output, time.monotonic() - started)
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               timeout=spec["timeout"], stdin=subprocess.DEVNULL, cwd=ROOT)
@@ -203,6 +225,25 @@ def run_case(executable, config, spec, variant, dtb=None):
         output = (e.stdout or b"").decode(errors="replace")
         return False, f"deadline of {spec['timeout']}s passed; killed", output, time.monotonic() - started
     elapsed = time.monotonic() - started
+    return (*judge(output, status, spec, smp), output, elapsed)
+
+
+def run_under_gdb(qemu_cmd, elf, spec, label):
+    """QEMU waiting for gdb on a free port, gdb-multiarch attached in batch mode running the
+    test's commands (scripts/debug.py, as `make debug` does): (gdb's status or None on
+    timeout, gdb's output then the console)."""
+    port = debug.free_port()
+    console = ROOT / "target" / "gdb-tests" / f"{label}.log"
+    try:
+        status, gdb_output, log = debug.session(qemu_cmd + ["-S", "-gdb", f"tcp:127.0.0.1:{port}"], elf, port,
+                                                spec["gdb"], timeout=spec["timeout"], console=console)
+    except FileNotFoundError:
+        return 127, f"test-qemu: {debug.GDB} not found: scripts/setup.sh installs it (Debian package gdb-multiarch)\n"
+    return status, f"{gdb_output}--- console ({console.relative_to(ROOT)}) ---\n{log}"
+
+
+def judge(output, status, spec, smp):
+    """(passed, why) of a finished run against its header's checks."""
     lines = [l.rstrip("\r") for l in output.splitlines()]
     problems = []
     if status != spec["exit"]:
@@ -214,6 +255,7 @@ def run_case(executable, config, spec, variant, dtb=None):
         bad = [l for l in lines if regex.search(l)]
         if bad:
             problems.append(f"line matches forbidden /{regex.pattern}/: {bad[0]!r}")
+    problems += order_problems(lines, spec.get("expect_order", []))
     for count, regex in spec["expect_count"]:
         # "smp", "smp*K" or a number.
         factor = int(count.split("*", 1)[1]) if count.startswith("smp*") else 1
@@ -221,7 +263,20 @@ def run_case(executable, config, spec, variant, dtb=None):
         got = sum(1 for l in lines if regex.search(l))
         if got != wanted:
             problems.append(f"{got} lines match /{regex.pattern}/, expected {wanted}")
-    return not problems, "; ".join(problems), output, elapsed
+    return not problems, "; ".join(problems)
+
+
+def order_problems(lines, regexes):
+    """`expect-order`: each regex must match a line after the one the previous regex matched
+    (the first such line is taken). Returns the problem, if any, as a one-item list."""
+    at = 0
+    for n, regex in enumerate(regexes):
+        found = next((i for i in range(at, len(lines)) if regex.search(lines[i])), None)
+        if found is None:
+            after = f" after the line matching /{regexes[n - 1].pattern}/" if n else ""
+            return [f"no line matches /{regex.pattern}/{after}"]
+        at = found + 1
+    return []
 
 
 def cpu_seconds(pid):
@@ -331,7 +386,7 @@ def main():
     virt_cases = [c for c in cases if c[1] != RPI4_CONFIG]
     rpi4_tests = sorted({c[0] for c in cases if c[1] == RPI4_CONFIG and c[2] is not None})
     executables = build(args.release, args.cargo_args) if virt_cases else {}
-    rpi4_images, dtb = build_rpi4(rpi4_tests, args.release, args.cargo_args) if rpi4_tests else ({}, None)
+    rpi4_images, rpi4_elfs, dtb = build_rpi4(rpi4_tests, args.release, args.cargo_args) if rpi4_tests else ({}, {}, None)
     if any(c[2] is None for c in cases):
         rpi4.build_image()
         rpi4.build_qemu_image()
@@ -344,7 +399,8 @@ def main():
         elif executable is None:
             ok, why, output, elapsed = False, "not built (missing [[test]] entry in Cargo.toml?)", "", 0.0
         else:
-            ok, why, output, elapsed = run_case(executable, config, spec, variant, dtb)
+            elf = rpi4_elfs.get(name) if config == RPI4_CONFIG else executable
+            ok, why, output, elapsed = run_case(executable, config, spec, variant, dtb, elf)
         tag = "PASS" if ok else "FAIL"
         label = f"{name} @ {config}" + (f" [{variant}]" if variant else "")
         print(f"[{i}/{len(cases)}] {tag} {label} ({elapsed:.1f}s){'' if ok else ': ' + why}", flush=True)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Host tests for scripts/trace.py and scripts/plot.py (standard library only).
+"""Host tests for scripts/trace.py, scripts/plot.py, scripts/bench.py's figures and
+scripts/ksyms.py (the kernel's symbol table) (standard library only).
 
     python3 scripts/test_tools.py          (or: python3 -m unittest scripts/test_tools.py -v)
 """
@@ -7,6 +8,7 @@
 import importlib.util
 import io
 import json
+import struct
 import subprocess
 import sys
 import tempfile
@@ -30,6 +32,8 @@ def load(name, file):
 trace_tool = load("beamcore_trace", "trace.py")
 plot_tool = load("beamcore_plot", "plot.py")
 bench_tool = load("beamcore_bench", "bench.py")
+ksyms = load("beamcore_ksyms", "ksyms.py")
+linker = load("beamcore_link_kallsyms", "link-kallsyms.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -489,6 +493,72 @@ class BenchFigures(unittest.TestCase):
         self.assertIn("3.20 / 3.60", fib)
         ten = next(line for line in bench_tool.grain_table(results) if line.startswith("| 10 µs"))
         self.assertIn("2.00 (0.50)", ten)
+
+
+# The symbols of tests/data/ksyms-sample.bin, which kernel/debug/symbols.rs's host tests parse.
+KSYMS_SAMPLE = [(0x1000, "_start"), (0x1040, "_RNvNtNtCs1234_8beamcore5sched3api5spawn"),
+                (0x1100, "_ZN4core9panicking9panic_fmt17h0123456789abcdefE"), (0x1180, "trap_common")]
+
+
+class FakeElf:
+    """What `ksyms.code_symbols` reads of an ELF: its sections and symbols."""
+
+    def __init__(self, sections, symbols):
+        self.sections = sections
+        self._symbols = symbols
+
+    def symbols(self):
+        return iter(self._symbols)
+
+
+class KernelSymbols(unittest.TestCase):
+    def test_the_encoding_is_the_one_the_kernel_reads(self):
+        fixture = (SCRIPTS.parent / "tests" / "data" / "ksyms-sample.bin").read_bytes()
+        self.assertEqual(ksyms.encode(KSYMS_SAMPLE, 0x1200), fixture)
+        self.assertEqual(ksyms.decode(fixture), (KSYMS_SAMPLE, 0x1200))
+
+    def test_addresses_must_be_ascending_and_distinct(self):
+        with self.assertRaises(ValueError):
+            ksyms.encode([(0x20, "b"), (0x10, "a")], 0x100)
+        with self.assertRaises(ValueError):
+            ksyms.encode([(0x10, "a"), (0x10, "b")], 0x100)
+
+    def test_code_symbols_keep_functions_and_labels_of_code_only(self):
+        text = {"flags": ksyms.SHF_ALLOC | ksyms.SHF_EXECINSTR, "addr": 0x1000, "size": 0x200}
+        data = {"flags": ksyms.SHF_ALLOC, "addr": 0x2000, "size": 0x100}
+        func, notype, obj = ksyms.STT_FUNC, ksyms.STT_NOTYPE, 1
+        local, global_ = 0, ksyms.STB_GLOBAL
+        symbols = [
+            ("__kernel_start", 0x1000, notype, global_, 1),  # a linker-script marker ...
+            ("_start", 0x1000, notype, global_, 1),  # ... loses to the label at its address
+            ("$x", 0x1000, notype, local, 1),  # mapping symbol
+            ("trap_common", 0x1080, notype, local, 1),
+            ("helper", 0x1100, notype, local, 1),  # a label ...
+            ("real_function", 0x1100, func, local, 1),  # ... loses to a function
+            ("__text_end", 0x1200, notype, global_, 1),  # past the code
+            ("STATIC", 0x2000, obj, global_, 2),  # data
+            ("in_data", 0x2010, func, global_, 2),  # not in code
+        ]
+        listed, start, end = ksyms.code_symbols(FakeElf([{"flags": 0, "addr": 0, "size": 0}, text, data], symbols))
+        self.assertEqual(listed, [(0x1000, "_start"), (0x1080, "trap_common"), (0x1100, "real_function")])
+        self.assertEqual((start, end), (0x1000, 0x1200))
+
+    def test_the_object_file_holds_the_table_in_its_kallsyms_section(self):
+        payload = ksyms.encode(KSYMS_SAMPLE, 0x1200)
+        elf = ksyms.Elf(ksyms.relocatable_object(payload))
+        section = elf.section(".kallsyms")
+        self.assertEqual(elf.section_bytes(".kallsyms"), payload)
+        self.assertEqual(section["flags"], ksyms.SHF_ALLOC, "allocated, read-only, not code")
+        self.assertEqual(struct.unpack_from("<HH", elf.data, 16), (1, 183), "relocatable, AArch64")
+
+    def test_the_linker_finds_its_output_also_in_a_response_file(self):
+        self.assertEqual(linker.output_path(["-flavor", "gnu", "a.o", "-o", "/t/kernel", "-T", "x.ld"]),
+                         Path("/t/kernel"))
+        self.assertEqual(linker.output_path(["-o/t/joined"]), Path("/t/joined"))
+        with tempfile.TemporaryDirectory() as scratch:
+            response = Path(scratch) / "linker-arguments"
+            response.write_text("-flavor\ngnu\na.o\n-o\n/t/with\\ space\n")
+            self.assertEqual(linker.output_path([f"@{response}"]), Path("/t/with space"))
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ pub use scheduler::{
 };
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::{
-    init_global, init_this_core, on_panic, on_process_fault, on_tick, run_loop, set_program_main,
+    current_stack, init_global, init_this_core, on_panic, on_process_fault, on_tick, run_loop, set_program_main,
 };
 
 pub use priority::Priority;

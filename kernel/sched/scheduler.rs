@@ -32,6 +32,7 @@ use crate::arch::context::{self, Context};
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
 use crate::core_set::CoreSet;
+use crate::debug::backtrace::Backtrace;
 use crate::mm::layout::MAX_CORES;
 use crate::mm::{heap, stack_pool};
 use crate::smp::{self, Sgi};
@@ -1061,6 +1062,22 @@ pub(crate) fn current_slot() -> Option<u32> {
     current
 }
 
+/// The usable stack (without its guard page) of the process running on this core, if any:
+/// where a backtrace taken on this core may read besides the core's boot stack.
+pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
+    // Also called on the way down, possibly before this core has recorded its id: an id out of
+    // range must give no stack rather than a panic inside the panic path.
+    let me = SCHEDULERS.get(cpu::core_id())?;
+    let irq = cpu::irq_save();
+    // SAFETY: own core, IRQs masked; copies are read, no reference kept.
+    let stack = unsafe { me.local().current }.and_then(|slot| {
+        // SAFETY: as above: the process runs (or ran last) on this core, which owns its `Local`.
+        unsafe { process::slot(slot).local().stack.as_ref() }.map(|s| s.bottom()..s.top())
+    });
+    cpu::irq_restore(irq);
+    stack
+}
+
 /// Timer tick (IRQ context): ends the running process's slice when it has had its time.
 pub(crate) fn on_tick(frame: &mut TrapFrame) {
     super::watchdog::on_tick();
@@ -1127,7 +1144,8 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, esr: u64, far: u64) -> boo
         ExitReason::Fault { class, address }
     };
     let pid = process::Pid { index: slot, generation: process.shared.lock().generation };
-    crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})", cpu::core_id(), frame.elr);
+    let backtrace = Backtrace::of_exception(frame);
+    crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})\n{backtrace}", cpu::core_id(), frame.elr);
     end_with(me, local, frame, reason);
     true
 }
@@ -1163,7 +1181,7 @@ pub fn heap_not_reclaimed_bytes() -> u64 {
 /// IRQs unmasked, so no kernel lock or per-core state is held), ends that process with
 /// `ExitReason::Panic` and never returns. Returns only when the panic is the kernel's own,
 /// which the caller treats as fatal.
-pub(crate) fn on_panic(message: core::fmt::Arguments<'_>) {
+pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
     if cpu::irqs_masked() || !context::running_on_process_stack() {
         return;
     }
@@ -1188,7 +1206,8 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>) {
         return;
     }
     crate::println!(
-        "process {pid} on core {core} ended: panic: {message} ({} heap bytes it allocated are not reclaimed)",
+        "process {pid} on core {core} ended: panic: {message} ({} heap bytes it allocated are not reclaimed)\n\
+         {backtrace}",
         held.max(0)
     );
     bump(&me.stats.faults);

@@ -89,10 +89,15 @@ context_return_to_scheduler:
     ret
 
 // First entry of a new process (the lr of its initial Context): x19 holds its slot index.
+// The outermost frame of every process: x29 = 0 ends the kernel's backtraces here, and the
+// unwind info says there is no caller (x30 undefined), which ends gdb's.
 .global context_process_start
 context_process_start:
+    .cfi_startproc
+    .cfi_undefined x30
     mov     x0, x19
     mov     x29, #0
     bl      process_entry
 1:  wfe
     b       1b
+    .cfi_endproc

@@ -4,12 +4,14 @@
 //! IRQs go to the interrupt dispatcher. A synchronous exception taken from a process (EL1 on
 //! SP_EL0) ends that process (fault, or stack overflow when it hit its guard page) and the
 //! kernel goes on. Any other exception is a kernel fault: it prints the exception class, ELR,
-//! FAR and every register, then a `PANIC` line, and exits QEMU with a failure status (the
-//! console contract in README.md).
+//! FAR, every register and the backtrace of the interrupted code, then a `PANIC` line, and
+//! exits QEMU with a failure status (the console contract in README.md).
 
 use core::fmt;
 
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
+
+use crate::debug::backtrace::Backtrace;
 
 core::arch::global_asm!(include_str!("vectors.S"));
 
@@ -108,6 +110,8 @@ pub struct FaultReport<'a> {
     pub esr: u64,
     pub far: u64,
     pub frame: &'a TrapFrame,
+    /// The calls that led to the faulting instruction.
+    pub backtrace: Backtrace,
 }
 
 impl fmt::Display for FaultReport<'_> {
@@ -143,7 +147,7 @@ impl fmt::Display for FaultReport<'_> {
             }
             writeln!(f)?;
         }
-        Ok(())
+        writeln!(f, "{}", self.backtrace)
     }
 }
 
@@ -168,8 +172,16 @@ unsafe extern "C" fn exception_dispatch(vector: u64, frame: *mut TrapFrame) {
         // A process faulted: it is ended and the exception returns into its core's scheduler.
         return;
     }
-    let report =
-        FaultReport { core: super::cpu::core_id(), origin, kind, esr: ESR_EL1.get(), far: FAR_EL1.get(), frame };
+    let backtrace = Backtrace::of_exception(frame);
+    let report = FaultReport {
+        core: super::cpu::core_id(),
+        origin,
+        kind,
+        esr: ESR_EL1.get(),
+        far: FAR_EL1.get(),
+        frame,
+        backtrace,
+    };
     let class = class_name(report.esr);
     crate::panic::fatal(format_args!("{report}"), format_args!("unexpected exception: {class}"));
 }

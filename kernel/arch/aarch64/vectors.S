@@ -83,10 +83,14 @@ trap_common:
     stp     q26, q27, [x1, #416]
     stp     q28, q29, [x1, #448]
     stp     q30, q31, [x1, #480]
-    // Frame record so backtraces and debuggers can walk through the trap.
+    // A frame record below the frame, [interrupted x29, ELR], and x29 at it: a walk of the
+    // frame records from the handler goes on into the interrupted code's chain.
+    ldr     x1, [sp, #256]
+    stp     x29, x1, [sp, #-16]!
     mov     x29, sp
-    mov     x1, sp
+    add     x1, sp, #16
     bl      exception_dispatch
+    add     sp, sp, #16
     // Fall through: return to the (possibly modified) frame.
 .global trap_return
 trap_return:
