@@ -1114,12 +1114,7 @@ pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
     };
     let mut round = 0u64;
     loop {
-        // `bounce` is left out: under plain MTTCG about one boot in 40 of it stalls (its
-        // max-priority coordinator stays Runnable without being given a turn; see
-        // docs/testing.md, "Open defect"), which would make the soak fail for a known reason.
-        // Under -icount (tests/27) it is deterministic and passes.
-        let workloads = Workload::ALL.into_iter().filter(|&w| w != Workload::Bounce);
-        for workload in workloads.map(Some).chain([None]) {
+        for workload in Workload::ALL.into_iter().map(Some).chain([None]) {
             for strategy in crate::sched::balance::Strategy::ALL {
                 sched::set_strategy(strategy);
                 let name = workload.map_or("storm", Workload::name);
