@@ -66,6 +66,31 @@ impl MemoryKind {
     }
 }
 
+/// The level-3 descriptor that maps the 4 KiB page at `physical` as `kind`.
+pub fn page_descriptor(physical: u64, kind: MemoryKind) -> u64 {
+    (physical & ADDRESS_MASK) | kind.attributes() | VALID | TABLE_OR_PAGE
+}
+
+/// The level-1 or level-2 descriptor that points at the next-level table at `physical`.
+pub fn table_descriptor(physical: u64) -> u64 {
+    (physical & ADDRESS_MASK) | VALID | TABLE_OR_PAGE
+}
+
+/// The table a level-1 or level-2 descriptor points at, if it is a table descriptor.
+pub fn table_address(descriptor: u64) -> Option<u64> {
+    (descriptor & (VALID | TABLE_OR_PAGE) == VALID | TABLE_OR_PAGE).then_some(descriptor & ADDRESS_MASK)
+}
+
+/// The address a valid level-3 page descriptor maps, or `None` for an invalid one.
+pub fn page_address(descriptor: u64) -> Option<u64> {
+    (descriptor & VALID != 0).then_some(descriptor & ADDRESS_MASK)
+}
+
+/// The index of `va` in its level-`level` table (1 to 3).
+pub fn table_index(va: u64, level: u32) -> usize {
+    ((va >> (39 - 9 * level)) & 0x1ff) as usize
+}
+
 /// Why a mapping could not be made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapError {
@@ -75,6 +100,9 @@ pub enum MapError {
     OutOfRange { address: u64 },
     /// The pool of translation tables is used up.
     OutOfTables,
+    /// A device lies in the process region (`layout::PROCESS_REGION_START` and up), whose
+    /// addresses the kernel maps itself.
+    InProcessRegion { address: u64 },
 }
 
 impl fmt::Display for MapError {
@@ -85,6 +113,11 @@ impl fmt::Display for MapError {
                 write!(f, "address {address:#x} is beyond the {VA_BITS}-bit address space")
             }
             MapError::OutOfTables => write!(f, "the translation table pool is exhausted"),
+            MapError::InProcessRegion { address } => write!(
+                f,
+                "device at {address:#x} lies in the process region (from {:#x})",
+                crate::mm::layout::PROCESS_REGION_START
+            ),
         }
     }
 }
@@ -376,6 +409,23 @@ mod tests {
             }
         }
         assert_eq!(result, Err(MapError::OutOfTables));
+    }
+
+    #[test]
+    fn descriptors_built_by_hand_walk_like_the_builders() {
+        let mut t = tables();
+        let va = 300 * GIB + 5 * MIB + 3 * PAGE;
+        let (mut level2, mut level3) = (Box::new(Table::EMPTY), Box::new(Table::EMPTY));
+        t.root.0[table_index(va, 1)] = table_descriptor(&*level2 as *const Table as u64);
+        level2.0[table_index(va, 2)] = table_descriptor(&*level3 as *const Table as u64);
+        level3.0[table_index(va, 3)] = page_descriptor(0x4123_4000, MemoryKind::ReadWrite);
+        let tr = t.translate(va + 0x18).unwrap();
+        assert_eq!(tr, Translation { physical: 0x4123_4018, kind: MemoryKind::ReadWrite, block_bytes: PAGE });
+        assert_eq!(table_address(level2.0[table_index(va, 2)]), Some(&*level3 as *const Table as u64));
+        assert_eq!(page_address(level3.0[table_index(va, 3)]), Some(0x4123_4000));
+        assert_eq!(page_address(0), None);
+        assert_eq!(table_address(page_descriptor(0x1000, MemoryKind::ReadWrite) & !TABLE_OR_PAGE), None);
+        assert!(t.translate(va + PAGE).is_none());
     }
 
     #[test]
