@@ -10,6 +10,7 @@ use crate::arch::{cpu, mmu, psci};
 use crate::config::Config;
 use crate::drivers::gic::Gic;
 use crate::exit::{ExitCode, exit};
+use crate::mm::frames;
 use crate::mm::layout::{self, MAX_CORES};
 use crate::platform::{BootargsCut, EnableMethod, Platform, PsciConduit, Region, Source};
 use crate::time::{self, Deadline};
@@ -82,10 +83,9 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     cpu::set_core_id(0);
     let (platform, discovery) = discover(loader_x0);
     let image = layout::image();
-    let (heap, stack_pool) = split_free_ram(&platform, &image);
+    let (free, other_banks) = free_ram(&platform, &image);
     // SAFETY: boot core, once, MMU off, no other core running.
-    if let Err(error) = unsafe { mmu::build_identity_map(&platform, &image, board::extra_device_regions(), stack_pool) }
-    {
+    if let Err(error) = unsafe { mmu::build_identity_map(&platform, &image, board::extra_device_regions()) } {
         panic!("cannot build the kernel's page tables: {error}");
     }
     // SAFETY: the identity map is built and covers this code and stack (boot stack 0); no
@@ -123,31 +123,30 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     let config = *CONFIG.call_once(|| parsed.config);
     println!("config: {config}");
 
-    if stack_pool.bytes == 0 || heap.bytes < MIN_HEAP_BYTES {
+    let heap_bytes = initial_heap_bytes(free.bytes);
+    if free.bytes < heap_bytes + frames::heap_gap_for(free.bytes as usize) as u64 + MIN_FRAME_BYTES {
         panic!(
-            "boot: {} KiB of RAM free after the kernel image ({} KiB): too little for a {} KiB heap and a {} KiB stack \
-             pool; give the machine more RAM",
-            (heap.bytes + stack_pool.bytes) / 1024,
+            "boot: {} KiB of RAM free after the kernel image ({} KiB): too little for a heap and process memory; give \
+             the machine more RAM",
+            free.bytes / 1024,
             (image.kernel_end - image.kernel_start) / 1024,
-            MIN_HEAP_BYTES / 1024,
-            POOL_ALIGN / 1024
         );
     }
-    let (heap_start, heap_bytes) = (heap.base as usize, heap.bytes as usize);
-    // SAFETY: RAM after the image (and its boot stacks) up to the stack pool is mapped
-    // read-write and used by nothing else; the device tree lies below the image or has been
-    // copied out already.
-    unsafe { crate::mm::heap::init(heap_start, heap_bytes) };
-    // SAFETY: the stack pool region was mapped with 4 KiB pages and is used by nothing else.
-    unsafe { crate::mm::stack_pool::init(stack_pool.base as usize, stack_pool.bytes as usize) };
-
+    let heap_start = free.base as usize;
+    // SAFETY: the RAM after the image (and its boot stacks) and the other banks are mapped
+    // read-write, page-aligned and used by nothing else; the device tree lies below the image
+    // or has been copied out already.
+    unsafe { frames::init(free, heap_bytes as usize, &other_banks) };
+    // SAFETY: the heap's first stretch, the bottom of what `frames::init` was just given as the
+    // heap's bank.
+    unsafe { crate::mm::heap::init(heap_start, heap_bytes as usize) };
     // SAFETY: the platform's GIC, identity-mapped as device memory; the only `Gic` made.
     let gic = unsafe { Gic::new(&platform.gic) };
     println!(
-        "boot: heap {} MiB at {heap_start:#x}, stacks {} MiB at {:#x}, GICv{}, counter {} Hz, tick {} us",
+        "boot: {} MiB of RAM for the heap (starting with {} MiB at {heap_start:#x}) and processes, GICv{}, counter {} \
+         Hz, tick {} us",
+        frames::total_bytes() >> 20,
         heap_bytes >> 20,
-        stack_pool.bytes >> 20,
-        stack_pool.base,
         gic.version(),
         cpu::counter_frequency(),
         config.slice_us
@@ -194,28 +193,37 @@ fn run_main() {
     exit(code)
 }
 
-/// Splits the RAM after the image into the heap and the process stack pool (up to 64 MiB, or
-/// half of what is free, at the top, 2 MiB aligned).
-fn split_free_ram(platform: &Platform, image: &layout::ImageLayout) -> (Region, Region) {
+/// The RAM the kernel has for its heap and processes: after the image in the bank that holds
+/// it, and every other bank whole; all of it below the process region (page-aligned).
+fn free_ram(platform: &Platform, image: &layout::ImageLayout) -> (Region, heapless::Vec<Region, 8>) {
+    let below_region = |r: Region| {
+        let start = r.base.next_multiple_of(PAGE);
+        let end = (r.end() & !(PAGE - 1)).min(layout::PROCESS_REGION_START as u64);
+        Region { base: start, bytes: end.saturating_sub(start) }
+    };
     let ram = platform
         .memory_containing(image.kernel_start as u64)
         .expect("the kernel image lies in RAM the platform describes");
-    let free_start = image.kernel_end as u64;
-    let free_end = (ram.end() & !(POOL_ALIGN - 1)).max(free_start);
-    let free = free_end - free_start;
-    let half = (free / 2).min(MAX_STACK_POOL_BYTES) & !(POOL_ALIGN - 1);
-    // With little RAM half of it may round down to nothing: then one aligned block for the
-    // pool if that leaves the heap its minimum, else nothing (and the boot stops, saying why).
-    let pool_bytes = if half > 0 || free < POOL_ALIGN + MIN_HEAP_BYTES { half } else { POOL_ALIGN };
-    let pool = Region { base: free_end - pool_bytes, bytes: pool_bytes };
-    (Region { base: free_start, bytes: pool.base - free_start }, pool)
+    let free = below_region(Region { base: image.kernel_end as u64, bytes: ram.end() - image.kernel_end as u64 });
+    let others = platform
+        .memory
+        .iter()
+        .filter(|r| !(r.base..r.end()).contains(&(image.kernel_start as u64)))
+        .map(|&r| below_region(r))
+        .filter(|r| r.bytes > 0)
+        .take(7)
+        .collect();
+    (free, others)
 }
 
-/// The least heap the kernel boots with (its tables, per-core queues and buffers).
-const MIN_HEAP_BYTES: u64 = 1 << 20;
+/// The heap's first stretch: 1/16 of the free RAM, 2 to 16 MiB; it grows from there.
+fn initial_heap_bytes(free: u64) -> u64 {
+    (free / 16).clamp(2 << 20, 16 << 20) & !(PAGE - 1)
+}
 
-const POOL_ALIGN: u64 = 2 << 20;
-const MAX_STACK_POOL_BYTES: u64 = 64 << 20;
+const PAGE: u64 = layout::PAGE_BYTES as u64;
+/// The least RAM for processes the kernel boots with (beyond the heap and its gap).
+const MIN_FRAME_BYTES: u64 = 1 << 20;
 
 /// A secondary core's path from `secondary_core_entry` to its idle loop.
 ///

@@ -3,7 +3,9 @@
 //! instruction counts that repeat run to run (scripts/bench.py runs it that way).
 //!
 //! Prints `bench: sched.<name> <instructions> insns` for: a yield between two processes, a
-//! message hop (send plus the receiver's receive), and spawn+run+exit of an empty process.
+//! message hop (send plus the receiver's receive), and spawn+run+exit of an empty process; and
+//! `sched.bytes_per_process`: the RAM one idle process costs (1,000 processes spawned with the
+//! default options and blocked in `receive`: the memory in use after, less before, over 1,000).
 
 #![no_std]
 #![no_main]
@@ -85,6 +87,33 @@ fn bench_message_hop(me: sched::Pid) -> u64 {
 
 extern crate alloc;
 
+/// Bytes of RAM per idle process (see the module documentation).
+fn bench_bytes_per_process() -> usize {
+    const IDLE: usize = 1000;
+    static READY: AtomicU64 = AtomicU64::new(0);
+    let baseline = sched::process_count();
+    let mut pids = alloc::vec::Vec::with_capacity(IDLE);
+    let before = sched::memory_in_use();
+    for _ in 0..IDLE {
+        let pid = sched::spawn_with(SpawnOptions::default().on_core(0), || {
+            READY.fetch_add(1, Ordering::Relaxed);
+            let _ = sched::receive();
+        });
+        pids.push(pid.expect("spawn"));
+    }
+    while READY.load(Ordering::Relaxed) < IDLE as u64 {
+        sched::yield_now();
+    }
+    let after = sched::memory_in_use();
+    for pid in pids {
+        let _ = sched::send(pid, Message::Word(0));
+    }
+    while sched::process_count() > baseline {
+        sched::yield_now();
+    }
+    (after - before) / IDLE
+}
+
 fn bench_spawn_exit() -> u64 {
     let start = cpu::counter();
     for _ in 0..ROUNDS {
@@ -99,16 +128,15 @@ fn main() -> ExitCode {
     let me = sched::self_pid().expect("main is a process");
     println!("bench: config cores=1 rounds={ROUNDS} counter_hz={}", cpu::counter_frequency());
     println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
-    println!(
-        "bench: sched.min_stack {} bytes",
-        beamcore::mm::stack_pool::MIN_STACK_BYTES + beamcore::mm::layout::PAGE_BYTES
-    );
     let yield_ticks = bench_yield(me);
     report("yield", yield_ticks, 2 * ROUNDS);
     let hop_ticks = bench_message_hop(me);
     report("message_hop", hop_ticks, 2 * ROUNDS);
     let spawn_ticks = bench_spawn_exit();
     report("spawn_exit", spawn_ticks, ROUNDS);
+    if !beamcore::boot_config().trace {
+        println!("bench: sched.bytes_per_process {} bytes", bench_bytes_per_process());
+    }
     ExitCode::Success
 }
 

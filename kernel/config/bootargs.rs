@@ -14,7 +14,7 @@
 
 use core::fmt;
 
-use crate::mm::layout::MAX_CORES;
+use crate::mm::layout::{MAX_CORES, MAX_PROCESSES};
 use crate::platform::MAX_BOOTARGS_BYTES;
 use crate::sched::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAmount, Strategy};
 
@@ -48,6 +48,10 @@ pub struct Config {
     /// Total work of `workload=grain` in milliseconds (at one instruction per nanosecond): the
     /// workload runs `grain_ms * 1_000_000 / grain_ns` tasks.
     pub grain_ms: u32,
+    /// Most processes alive at once: `spawn` fails with `TableFull` beyond (like ERTS's `+P`).
+    pub max_processes: usize,
+    /// Processes `workload=hold` keeps alive at once; 0: as many as memory allows.
+    pub processes: usize,
 }
 
 /// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
@@ -76,10 +80,13 @@ pub enum Workload {
     /// The granularity experiment: `grain_ms` of work cut into tasks of `grain_ns` each, every
     /// task spawned on core 0; each must run exactly once.
     Grain,
+    /// `processes` processes alive at once, each blocked in `receive`; then each is sent a
+    /// message and must answer it and end.
+    Hold,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 10] = [
+    pub const ALL: [Workload; 11] = [
         Workload::Imbalanced,
         Workload::Fib,
         Workload::Ring,
@@ -90,6 +97,7 @@ impl Workload {
         Workload::Big,
         Workload::Bounce,
         Workload::Grain,
+        Workload::Hold,
     ];
 
     pub fn name(self) -> &'static str {
@@ -112,6 +120,8 @@ impl Default for Config {
             soak_s: 120,
             grain_ns: 10_000,
             grain_ms: 120,
+            max_processes: MAX_PROCESSES,
+            processes: DEFAULT_HOLD_PROCESSES,
         }
     }
 }
@@ -123,7 +133,8 @@ impl fmt::Display for Config {
         write!(
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
-             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={} grain_ns={} grain_ms={}",
+             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={} grain_ns={} grain_ms={} \
+             max_processes={} processes={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -142,7 +153,9 @@ impl fmt::Display for Config {
             on_off(self.trace),
             self.soak_s,
             self.grain_ns,
-            self.grain_ms
+            self.grain_ms,
+            self.max_processes,
+            self.processes
         )
     }
 }
@@ -275,7 +288,8 @@ const fn choice(key: &'static str, names: &'static [&'static str], apply: fn(&mu
 
 const ON_OFF: &[&str] = &["off", "on"];
 const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
-const WORKLOADS: &[&str] = &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce", "grain"];
+const WORKLOADS: &[&str] =
+    &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce", "grain", "hold"];
 
 const SETTINGS: &[Setting] = &[
     number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),
@@ -297,7 +311,12 @@ const SETTINGS: &[Setting] = &[
     number("soak_s", 1, 86_400, |c, v| c.soak_s = v as u32),
     number("grain_ns", 100, 10_000_000, |c, v| c.grain_ns = v as u32),
     number("grain_ms", 1, 10_000, |c, v| c.grain_ms = v as u32),
+    number("max_processes", 1, MAX_PROCESSES as u64, |c, v| c.max_processes = v as usize),
+    number("processes", 0, MAX_PROCESSES as u64, |c, v| c.processes = v as usize),
 ];
+
+/// What `workload=hold` holds unless `processes=` says otherwise.
+pub const DEFAULT_HOLD_PROCESSES: usize = 10_000;
 
 /// Largest `ticks=`: the boot check of `make run` waits this many ticks with no progress line,
 /// so at the default 1 ms tick at most 10 s.
@@ -439,7 +458,8 @@ mod tests {
         assert_eq!(
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
-             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s, grain_ns, grain_ms)"
+             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s, grain_ns, grain_ms, \
+             max_processes, processes)"
         );
     }
 
@@ -467,7 +487,8 @@ mod tests {
             format!(
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
-                 workload=imbalanced trace=off soak_s=120 grain_ns=10000 grain_ms=120"
+                 workload=imbalanced trace=off soak_s=120 grain_ns=10000 grain_ms=120 max_processes={MAX_PROCESSES} \
+                 processes=10000"
             )
         );
     }
@@ -525,6 +546,20 @@ mod tests {
         assert_eq!(parsed.config, Config::default());
         assert_eq!(parsed.rejections[0].reason, RejectReason::OutOfRange { min: 100, max: 10_000_000 });
         assert_eq!(parsed.rejections[2].reason, RejectReason::OutOfRange { min: 1, max: 10_000 });
+    }
+
+    #[test]
+    fn process_settings_parse_within_their_ranges() {
+        let parsed = parse("workload=hold processes=100_000 max_processes=500");
+        assert!(parsed.rejections.is_empty());
+        assert_eq!(parsed.config.workload, Workload::Hold);
+        assert_eq!((parsed.config.processes, parsed.config.max_processes), (100_000, 500));
+        assert_eq!(parse("processes=0").config.processes, 0, "0: as many as fit");
+        let parsed = parse("max_processes=0 max_processes=2097153 processes=2097153");
+        assert_eq!(parsed.config, Config::default());
+        let range = RejectReason::OutOfRange { min: 1, max: MAX_PROCESSES as u64 };
+        assert_eq!(words(&parsed)[..2], [(&b"max_processes=0"[..], range), (b"max_processes=2097153", range)]);
+        assert_eq!(parsed.rejections[2].reason, RejectReason::OutOfRange { min: 0, max: MAX_PROCESSES as u64 });
     }
 
     #[test]

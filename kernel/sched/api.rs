@@ -3,14 +3,15 @@
 //! Every call that blocks or yields must come from a process (the program's `main` runs as
 //! one). Calls that only send or spawn work from anywhere.
 
-use alloc::boxed::Box;
 use core::sync::atomic::Ordering;
 
-use super::process::{self, Affinity, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup};
+use super::process::{
+    self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
+};
 use super::scheduler::{self, CoreStats, Pending};
-use crate::arch::context::Context;
+use crate::arch::context;
 use crate::arch::cpu;
-use crate::mm::{heap, stack_pool};
+use crate::mm::heap;
 use crate::{smp, time};
 
 /// Spawns a normal-priority process running `function` on the calling core.
@@ -27,12 +28,15 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     if core >= smp::cores_online() {
         return Err(SpawnError::NoSuchCore(core));
     }
-    let entry: Box<dyn FnOnce() + Send> = heap::try_box(function).map_err(SpawnError::OutOfMemory)?;
-    let stack = stack_pool::allocate(options.stack_bytes).map_err(SpawnError::OutOfMemory)?;
-    let Some(slot) = process::allocate_slot() else {
-        stack_pool::free(stack);
-        return Err(SpawnError::TableFull);
+    // A closure too big to keep in the control block is boxed first (which may fail).
+    let boxed = if Entry::fits::<F>() { Ok(function) } else { Err(heap::try_box(function)) };
+    let boxed = match boxed {
+        Ok(function) => Ok(function),
+        Err(Ok(on_heap)) => Err(on_heap),
+        Err(Err(error)) => return Err(SpawnError::OutOfMemory(error)),
     };
+    // The frame pool and the free slots are only touched on the kernel stack: see there.
+    let slot = context::on_kernel_stack(|| process::allocate(options.stack_bytes))?;
     let process = process::slot(slot);
     process.priority.store(options.priority as u8, Ordering::Relaxed);
     let bound = match options.affinity {
@@ -46,10 +50,13 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     // SAFETY: the slot was free: no core owns the process yet, nobody else can reach it until
     // `state` below says it exists (lookups check it under the same lock).
     let local = unsafe { process.local() };
-    local.context = Context::new_process(stack.top(), slot);
+    let top = local.stack.as_ref().expect("allocate gave it a stack").top();
+    local.context.init_process(top, slot);
     local.preempted_frame = None;
-    local.entry = Some(entry);
-    local.stack = Some(stack);
+    match boxed {
+        Ok(function) => local.entry.put(function),
+        Err(on_heap) => local.entry.put(move || on_heap()),
+    }
     local.low_passes = 0;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
     let irq = cpu::irq_save();
@@ -71,12 +78,12 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
 #[unsafe(no_mangle)]
 extern "C" fn process_entry(slot: u64) -> ! {
     let process = process::slot(slot as u32);
-    // SAFETY: the process runs on its own core; its entry is taken once.
-    let entry = unsafe { process.local().entry.take() };
+    // SAFETY: the process runs on its own core; its entry is taken once (`run` empties it
+    // before calling), and nothing else touches it while the process runs.
+    let entry: *mut process::Entry = unsafe { &mut process.local().entry };
     cpu::irq_enable();
-    if let Some(entry) = entry {
-        entry();
-    }
+    // SAFETY: as above; the control block outlives the process.
+    unsafe { (*entry).run() };
     exit(ExitReason::Normal)
 }
 
@@ -126,7 +133,10 @@ pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
             cpu::irq_restore(irq);
             return Err(SendError::NoProc(pid));
         }
-        if shared.mailbox.try_reserve(1).is_err() {
+        // A full mailbox grows (doubles): not into the kernel's reserve (see `mm::heap`).
+        let full = shared.mailbox.len() == shared.mailbox.capacity();
+        let growth = shared.mailbox.capacity().max(4) * core::mem::size_of::<Message>();
+        if full && !heap::within_reserve(growth, process::live_count()) || shared.mailbox.try_reserve(1).is_err() {
             drop(shared);
             cpu::irq_restore(irq);
             return Err(SendError::OutOfMemory(pid));
@@ -263,6 +273,13 @@ pub fn is_alive(pid: Pid) -> bool {
 /// Processes alive now, on all cores.
 pub fn process_count() -> usize {
     process::live_count()
+}
+
+/// Bytes of RAM in use: frames handed out (stacks, control blocks, the process region's
+/// translation tables) less the stack pages free slots keep for their next process, plus the
+/// heap in use. The difference across spawning N processes, over N, is what one costs.
+pub fn memory_in_use() -> usize {
+    crate::mm::frames::in_use_bytes().saturating_sub(process::cached_stack_bytes()) + heap::usage().0
 }
 
 /// Scheduler counters of `core`.

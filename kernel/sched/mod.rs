@@ -26,13 +26,13 @@ mod watchdog;
 
 #[cfg(target_os = "none")]
 pub use api::{
-    Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, monitor, placement, process_count,
-    receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
+    Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
+    process_count, receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
 pub use process::{
-    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
-    SpawnOptions,
+    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid,
+    SPAWN_FRAME_RESERVE_BYTES, SendError, SpawnError, SpawnOptions, limit as process_limit,
 };
 #[cfg(target_os = "none")]
 pub use scheduler::{

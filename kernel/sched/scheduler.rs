@@ -33,8 +33,9 @@ use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
 use crate::core_set::CoreSet;
 use crate::debug::backtrace::Backtrace;
+use crate::mm::heap;
 use crate::mm::layout::MAX_CORES;
-use crate::mm::{heap, stack_pool};
+use crate::mm::stacks::{self, GrowError};
 use crate::smp::{self, Sgi};
 use crate::sync::IrqSpinLock;
 
@@ -1013,14 +1014,14 @@ fn finish(me: &CoreScheduler, slot: u32, reason: ExitReason) {
     drop(mailbox);
     // SAFETY: the process has ended and is in no queue; this core owns what is left of it.
     let local = unsafe { process.local() };
-    local.entry = None;
+    local.entry.clear();
     local.preempted_frame = None;
     if reason == ExitReason::Panic {
         HEAP_NOT_RECLAIMED.fetch_add(local.heap_net_bytes.max(0) as u64, Ordering::Relaxed);
     }
     local.heap_net_bytes = 0;
     if let Some(stack) = local.stack.take() {
-        stack_pool::free(stack);
+        stacks::free(stack);
     }
     process.migrations.store(0, Ordering::Relaxed);
     // Counted before the slot is released: whoever sees the slot free (through the free list's
@@ -1062,8 +1063,9 @@ pub(crate) fn current_slot() -> Option<u32> {
     current
 }
 
-/// The usable stack (without its guard page) of the process running on this core, if any:
-/// where a backtrace taken on this core may read besides the core's boot stack.
+/// The mapped part of the stack of the process running on this core, if any: where a
+/// backtrace taken on this core may read besides the core's boot stack (the rest of the stack's
+/// reservation would fault).
 pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
     // Also called on the way down, possibly before this core has recorded its id: an id out of
     // range must give no stack rather than a panic inside the panic path.
@@ -1072,7 +1074,7 @@ pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
     // SAFETY: own core, IRQs masked; copies are read, no reference kept.
     let stack = unsafe { me.local().current }.and_then(|slot| {
         // SAFETY: as above: the process runs (or ran last) on this core, which owns its `Local`.
-        unsafe { process::slot(slot).local().stack.as_ref() }.map(|s| s.bottom()..s.top())
+        unsafe { process::slot(slot).local().stack.as_ref() }.map(|s| s.mapped())
     });
     cpu::irq_restore(irq);
     stack
@@ -1094,12 +1096,19 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     let process = process::slot(slot);
     // SAFETY: as above.
     let process_local = unsafe { process.local() };
-    let stack = process_local.stack.as_ref().expect("a running process has a stack");
+    let stack = process_local.stack.as_mut().expect("a running process has a stack");
     let frame_bytes = core::mem::size_of::<TrapFrame>();
     let save_at = (frame.sp_el0 as usize).saturating_sub(frame_bytes) & !15;
-    if save_at < stack.bottom() {
-        // No room left to save its registers: it has as good as overflowed.
-        end_with(me, local, frame, ExitReason::StackOverflow);
+    // The frame goes below the stack pointer, maybe below the stack's mapped part: map it first
+    // (a fault here, on the kernel stack, would be the kernel's own).
+    if let Err(error) = stack.grow_to(save_at) {
+        // No room to save its registers: it has as good as overflowed, or no page was free.
+        let reason = if error == GrowError::OutOfMemory { ExitReason::OutOfMemory } else { ExitReason::StackOverflow };
+        if reason == ExitReason::OutOfMemory {
+            let pid = process::Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
+            crate::println!("process {pid} on core {} ended: {reason} (preempted)", cpu::core_id());
+        }
+        end_with(me, local, frame, reason);
         return;
     }
     // SAFETY: `save_at..save_at + frame_bytes` lies in the process's own stack below its stack
@@ -1120,9 +1129,10 @@ fn end_with(me: &CoreScheduler, local: &mut Local, frame: &mut TrapFrame, reason
     unsafe { context::end_turn_from_exception(frame, &local.context) };
 }
 
-/// A synchronous exception in a process (exception context). Ends that process with the
-/// reason the fault implies and returns true; false if no process was running (a kernel
-/// fault, which the caller reports as fatal).
+/// A synchronous exception in a process (exception context). A translation fault just below
+/// the mapped part of its stack grows the stack, and the process goes on; any other ends it
+/// with the reason the fault implies. Returns true either way; false if no process was running
+/// (a kernel fault, which the caller reports as fatal).
 pub(crate) fn on_process_fault(frame: &mut TrapFrame, esr: u64, far: u64) -> bool {
     if !context::interrupted_process(frame) {
         return false;
@@ -1133,11 +1143,25 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, esr: u64, far: u64) -> boo
     let Some(slot) = local.current else { return false };
     let process = process::slot(slot);
     // SAFETY: as above.
-    let stack = unsafe { process.local().stack.as_ref() };
+    let stack = unsafe { process.local().stack.as_mut() };
     let class = ((esr >> 26) & 0x3f) as u8;
     let is_data_abort = class == 0x25;
+    // ISS.DFSC 0b0001xx: a translation fault (the page is not mapped), at any level.
+    let translation_fault = esr & 0x3c == 0x04;
+    let mut out_of_memory = false;
+    if let Some(stack) = stack.filter(|s| is_data_abort && translation_fault && s.can_grow_to(far as usize)) {
+        // Just below the mapped part of its stack: map it, and the access is retried on return.
+        match stack.grow_to(far as usize) {
+            Ok(()) => return true,
+            Err(_) => out_of_memory = true,
+        }
+    }
+    // SAFETY: as above; the borrow above has ended.
+    let stack = unsafe { process.local().stack.as_ref() };
     let in_guard = stack.is_some_and(|s| s.guard().contains(&(far as usize)));
-    let reason = if is_data_abort && in_guard {
+    let reason = if out_of_memory {
+        ExitReason::OutOfMemory
+    } else if is_data_abort && in_guard {
         ExitReason::StackOverflow
     } else {
         let address = if matches!(class, 0x20 | 0x21 | 0x24 | 0x25) { far } else { frame.elr };
@@ -1248,7 +1272,7 @@ pub fn debug_dump() {
         );
     }
     let mut shown = 0;
-    for index in 0..process::MAX_PROCESSES as u32 {
+    for index in 0..process::slots_made() {
         let process = process::slot(index);
         let Some(shared) = process.shared.try_lock_for(1000) else {
             crate::println!("watchdog: process slot {index}: lock held");

@@ -88,6 +88,24 @@ context_return_to_scheduler:
     mov     sp, x9
     ret
 
+// call_on_kernel_stack(function: extern "C" fn(*mut u8), argument: *mut u8)
+// Process side (SPSel = 0), IRQs masked: runs function(argument) on this core's SP_EL1, below
+// the suspended scheduler's frames (SP_EL1 still holds the scheduler's stack pointer from its
+// switch to this process; everything below it is free), then returns on the process stack.
+// With IRQs masked nothing else can use SP_EL1 meanwhile: an interrupt would, and a fault in
+// `function` is the kernel's own (taken on SP_EL1 below this frame).
+.global context_call_on_kernel_stack
+context_call_on_kernel_stack:
+    stp     x29, x30, [sp, #-16]!
+    mov     x29, sp
+    msr     spsel, #1
+    mov     x9, x0
+    mov     x0, x1
+    blr     x9
+    msr     spsel, #0
+    ldp     x29, x30, [sp], #16
+    ret
+
 // First entry of a new process (the lr of its initial Context): x19 holds its slot index.
 // The outermost frame of every process: x29 = 0 ends the kernel's backtraces here, and the
 // unwind info says there is no caller (x30 undefined), which ends gdb's.

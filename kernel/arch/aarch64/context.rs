@@ -24,6 +24,7 @@ unsafe extern "C" {
     fn context_resume_preempted(scheduler: *mut Context, frame: *const TrapFrame);
     fn context_return_to_scheduler();
     fn context_process_start();
+    fn context_call_on_kernel_stack(function: extern "C" fn(*mut u8), argument: *mut u8);
 }
 
 /// SPSR.M for EL1 with SP_EL0 ("EL1t"): how a trap frame shows that a process was running.
@@ -35,14 +36,15 @@ impl Context {
     /// An all-zero context, for statics.
     pub const ZERO: Context = Context { x19_x28: [0; 10], fp: 0, lr: 0, sp: 0, d8_d15: [0; 8] };
 
-    /// The context of a process that has not run yet: it starts in `process_entry(slot)` on
-    /// the stack whose top is `stack_top`.
-    pub fn new_process(stack_top: usize, slot: u32) -> Context {
-        let mut context = Context::default();
-        context.x19_x28[0] = u64::from(slot);
-        context.lr = context_process_start as *const () as u64;
-        context.sp = stack_top as u64;
-        context
+    /// Makes this the context of a process that has not run yet: it starts in
+    /// `process_entry(slot)` on the stack whose top is `stack_top`. In place, and only what the
+    /// start reads (x19, fp, lr, sp): the other callee-saved registers a new process inherits
+    /// are never read by it (a `Context` is 168 bytes; spawn neither moves nor clears it).
+    pub fn init_process(&mut self, stack_top: usize, slot: u32) {
+        self.x19_x28[0] = u64::from(slot);
+        self.fp = 0;
+        self.lr = context_process_start as *const () as u64;
+        self.sp = stack_top as u64;
     }
 }
 
@@ -80,6 +82,35 @@ pub unsafe fn resume_preempted(scheduler: &mut Context, frame: *const TrapFrame)
 pub fn running_on_process_stack() -> bool {
     use aarch64_cpu::registers::Readable;
     aarch64_cpu::registers::SPSel.get() == 0
+}
+
+/// Runs `f` with IRQs masked on this core's kernel stack (SP_EL1), also when called from a
+/// process, and returns what it returns.
+///
+/// What touches the frame pool, the process region's tables or the free process slots runs
+/// here. A process's stack grows by faulting, and the fault's handler takes frames: were that
+/// code on the process stack, a fault in the middle of it (holding the pool's lock, say) would
+/// deadlock or find the pool half-changed. On the kernel stack it cannot fault that way, and
+/// with IRQs masked nothing else on this core interleaves with it.
+pub fn on_kernel_stack<F: FnOnce() -> R, R>(f: F) -> R {
+    let irq = super::cpu::irq_save();
+    let result = if running_on_process_stack() {
+        let mut call: (Option<F>, Option<R>) = (Some(f), None);
+        extern "C" fn trampoline<F: FnOnce() -> R, R>(argument: *mut u8) {
+            // SAFETY: `argument` is the `call` tuple below, alive and not otherwise borrowed
+            // until `context_call_on_kernel_stack` returns.
+            let (f, result) = unsafe { &mut *(argument as *mut (Option<F>, Option<R>)) };
+            *result = f.take().map(|f| f());
+        }
+        // SAFETY: on a process (SPSel 0) with IRQs masked, as the routine requires; it calls
+        // `trampoline` once with the pointer to `call` and returns.
+        unsafe { context_call_on_kernel_stack(trampoline::<F, R>, (&raw mut call).cast()) };
+        call.1.expect("the kernel-stack call ran")
+    } else {
+        f()
+    };
+    super::cpu::irq_restore(irq);
+    result
 }
 
 /// True when the trap frame interrupted a process (EL1 with SP_EL0).

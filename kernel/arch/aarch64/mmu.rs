@@ -12,25 +12,22 @@ use core::cell::UnsafeCell;
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{ID_AA64MMFR0_EL1, MAIR_EL1, Readable, SCTLR_EL1, TCR_EL1, TTBR0_EL1, Writeable};
 
-use crate::mm::layout::{GUARD_BYTES, ImageLayout, MAX_CORES, PAGE_BYTES};
+use crate::mm::layout::{GUARD_BYTES, ImageLayout, MAX_CORES, PAGE_BYTES, PROCESS_REGION_START};
 use crate::mm::paging::{MAIR_VALUE, MapError, MemoryKind, PageTables, VA_BITS};
 use crate::platform::{GicDescription, Platform, Region};
 
 /// Translation tables beyond the root: enough for a few GiB of RAM split around the kernel
-/// image and the device windows of both boards.
-/// (The stack pool, mapped with 4 KiB pages, takes one table per 2 MiB of it.)
-const POOL_TABLES: usize = 80;
+/// image and the device windows of both boards. (The process region's tables are frames.)
+const POOL_TABLES: usize = 24;
 
 struct KernelTables(UnsafeCell<PageTables<POOL_TABLES>>);
 
 // SAFETY: the tables are written by the boot core in `build_identity_map`, before any other
-// core runs; afterwards only single level-3 entries change, under `PAGE_LOCK`
-// (`set_page_mapped`), which never allocates or splits tables.
+// core runs; afterwards only the process region's level-1 entries change (invalid to table
+// descriptor, under `mm::vmap`'s lock), never an entry another core may be using.
 unsafe impl Sync for KernelTables {}
 
 static TABLES: KernelTables = KernelTables(UnsafeCell::new(PageTables::new()));
-/// Serialises run-time changes of single page entries (guard pages of process stacks).
-static PAGE_LOCK: crate::sync::IrqSpinLock<()> = crate::sync::IrqSpinLock::new(());
 
 fn page_round(region: Region) -> (u64, u64) {
     let page = PAGE_BYTES as u64;
@@ -39,24 +36,28 @@ fn page_round(region: Region) -> (u64, u64) {
     (start, end - start)
 }
 
-/// Builds the kernel's identity map for this platform and image.
+/// Builds the kernel's identity map for this platform and image. The process region (from
+/// `layout::PROCESS_REGION_START`) is left empty: `mm::vmap` maps it at run time.
 ///
 /// # Safety
-/// Boot core only, once, before any core has turned its MMU on. `page_granular` is mapped
-/// read-write with 4 KiB pages (the process stack pool, whose guard pages change at run time).
+/// Boot core only, once, before any core has turned its MMU on.
 pub unsafe fn build_identity_map(
     platform: &Platform,
     image: &ImageLayout,
     extra_devices: &[Region],
-    page_granular: Region,
 ) -> Result<(), MapError> {
     // SAFETY: exclusive access per the contract: no other core runs, the MMU is off.
     let tables = unsafe { &mut *TABLES.0.get() };
+    let region = PROCESS_REGION_START as u64;
     for &ram in &platform.memory {
         let (start, bytes) = page_round(ram);
-        tables.map(start, start, bytes, MemoryKind::ReadWrite)?;
+        // RAM from the process region up is left out: those addresses are the region's
+        // (`kernel_init` gives the frame pool only what lies below, too).
+        let bytes = bytes.min(region.saturating_sub(start));
+        if bytes > 0 {
+            tables.map(start, start, bytes, MemoryKind::ReadWrite)?;
+        }
     }
-    tables.map_pages(page_granular.base, page_granular.base, page_granular.bytes, MemoryKind::ReadWrite)?;
     let text = image.kernel_start as u64;
     tables.map(text, text, (image.text_end - image.kernel_start) as u64, MemoryKind::Code)?;
     let rodata = image.rodata_start as u64;
@@ -72,6 +73,9 @@ pub unsafe fn build_identity_map(
     let devices = [platform.uart.region].into_iter().chain(gic_regions).chain(extra_devices.iter().copied());
     for device in devices {
         let (start, bytes) = page_round(device);
+        if start + bytes > region {
+            return Err(MapError::InProcessRegion { address: start });
+        }
         tables.map(start, start, bytes, MemoryKind::Device)?;
     }
     // The tables were written with the data cache off, straight to RAM. They live in .bss,
@@ -85,37 +89,17 @@ pub unsafe fn build_identity_map(
     Ok(())
 }
 
-/// Maps (`true`) or unmaps (`false`) the single page at `address`, which must lie in the
-/// page-granular region given to `build_identity_map`; returns false if it does not. Every core
-/// sees the change when this returns (the stale translation is invalidated inner-shareable).
-pub fn set_page_mapped(address: usize, mapped: bool) -> bool {
-    let _guard = PAGE_LOCK.lock();
-    let kind = mapped.then_some(MemoryKind::ReadWrite);
-    // SAFETY: single level-3 entries change only under PAGE_LOCK (see `KernelTables`); the MMU
-    // reads entries atomically (64-bit aligned stores).
-    let changed = unsafe { (*TABLES.0.get()).set_page(address as u64, kind) };
-    if changed {
-        // ORDERING: the entry store must be visible to every core's table walker before the TLB
-        // invalidation (DSB ISHST), and the invalidation complete on every core (DSB ISH)
-        // before anyone relies on the new mapping (ISB for this core's own fetches).
-        // SAFETY: TLB maintenance by VA for the page just changed; affects no memory.
-        unsafe {
-            core::arch::asm!(
-                "dsb ishst",
-                "tlbi vae1is, {page}",
-                "dsb ish",
-                "isb",
-                page = in(reg) (address as u64) >> 12,
-                options(nostack, preserves_flags)
-            )
-        };
-    }
-    changed
+/// The root (level-1) table every core uses, for `mm::vmap` to add the process region's
+/// level-2 tables to.
+pub fn root_table() -> *mut u64 {
+    // SAFETY: only the address is taken; the tables are written as `KernelTables` allows.
+    unsafe { (*TABLES.0.get()).root_address() as *mut u64 }
 }
 
 /// What the tables say about `address`, for tests and fault reports.
 pub fn translate(address: u64) -> Option<crate::mm::paging::Translation> {
-    // SAFETY: after boot the tables are only read (see `KernelTables`).
+    // SAFETY: after boot the tables are only read, but for invalid entries of the process
+    // region turning valid (see `KernelTables`), one aligned word at a time.
     unsafe { (*TABLES.0.get()).translate(address) }
 }
 
