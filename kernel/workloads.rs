@@ -1015,6 +1015,10 @@ pub struct HoldRun {
     pub end_us: u64,
     /// Why spawning stopped before the count asked for (or, with `processes=0`, at all).
     pub spawn_error: Option<sched::SpawnError>,
+    /// Processes that answered their token correctly (each once), and whether all of them had
+    /// ended in time afterwards.
+    pub answered: u64,
+    pub all_ended: bool,
 }
 
 static LAST_HOLD: spin::Mutex<Option<HoldRun>> = spin::Mutex::new(None);
@@ -1134,10 +1138,19 @@ pub fn hold(processes: usize) -> Outcome {
     let ended = wait_for_processes_to_end(baseline);
     let end_us = crate::time::ticks_to_us(crate::time::now_ticks() - spawned_at);
     let spawn_us = crate::time::ticks_to_us(spawned_at - started);
-    *LAST_HOLD.lock() = Some(HoldRun { peak: peak as u64, bytes_per_process, spawn_us, end_us, spawn_error });
+    *LAST_HOLD.lock() = Some(HoldRun {
+        peak: peak as u64,
+        bytes_per_process,
+        spawn_us,
+        end_us,
+        spawn_error,
+        answered: count as u64,
+        all_ended: ended.is_ok(),
+    });
+    let each = if peak > 0 { format!(", {bytes_per_process} bytes each") } else { String::new() };
     let mut detail = format!(
-        "held {peak} processes alive at once, {bytes_per_process} bytes each; spawned and blocked in {} ms, \
-         messaged, answered and ended in {} ms",
+        "held {peak} processes alive at once{each}; spawned and blocked in {} ms, messaged, answered and ended in {} \
+         ms",
         spawn_us / 1000,
         end_us / 1000
     );

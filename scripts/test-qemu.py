@@ -21,6 +21,8 @@ Each tests/NN_name.rs is a small kernel. Its header lines say how to run and jud
                                                Rust function, then runs these commands; the checks
                                                read gdb's output and the console; `exit` is gdb's
                                                status; a missing gdb fails the test)
+    //! qemu-test: memory=32M,128M,1G          (run once per RAM size, QEMU -m; default 128M;
+                                               not on raspi4b, whose RAM is fixed)
 
 A test passes when QEMU exits with the expected status before the deadline and the console
 checks hold. A hung test is killed at its deadline and fails; every failure prints the console.
@@ -80,12 +82,13 @@ RPI4_CONFIG = "rpi4"
 RPI4_SMP = 4
 # Tests that also run on raspi4b, with the variants run there (their headers' other settings
 # apply). Listed here rather than in the headers, so one place says what the Pi 4 covers:
-# every core online through the spin table, 10,000 processes, the balancer stealing, the
-# backtraces a panic and a process's fault print from the Pi build's own symbol table, and gdb
-# on raspi4b.
+# every core online through the spin table, 10,000 processes, 200,000 alive at once in its
+# 2 GiB, the balancer stealing, the backtraces a panic and a process's fault print from the Pi
+# build's own symbol table, and gdb on raspi4b.
 RPI4_CASES = {
     "01_boot_all_cores": [""],
     "19_ten_thousand_processes": [""],
+    "60_hundred_thousand_processes": ["processes=200000"],
     "27_balancer_invariants": ["strategy=load workload=imbalanced"],
     "52_backtrace_kernel_panic": [""],
     "54_backtrace_process_fault": [""],
@@ -108,6 +111,8 @@ IMAGE_TIMEOUT_S = 60
 # A parked machine: QEMU may use at most this share of one host CPU while every vCPU waits.
 PARKED_MAX_CPU_SHARE = 0.05
 HEADER = re.compile(r"^//!\s*qemu-test:\s*([a-z-]+)=(.*)$")
+# RAM of a `virt` case unless its header's `memory=` says otherwise.
+DEFAULT_MEMORY = "128M"
 
 
 RAW_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
@@ -122,7 +127,7 @@ def raw_bytes(text: str) -> str:
 def parse_header(source: Path):
     spec = {"configs": DEFAULT_CONFIGS, "append": "", "exit": 0, "expect": [], "forbid": [],
             "expect_count": [], "expect_order": [], "timeout": 60, "qemu_args": [], "variants": [""],
-            "gdb": None}
+            "gdb": None, "memory": [DEFAULT_MEMORY]}
     for line in source.read_text().splitlines():
         m = HEADER.match(line.strip())
         if not m:
@@ -152,6 +157,8 @@ def parse_header(source: Path):
             spec["variants"] = [v.strip() for v in value.split(";") if v.strip()]
         elif key == "qemu-args":
             spec["qemu_args"] = value.split()
+        elif key == "memory":
+            spec["memory"] = [m.strip() for m in value.split(",") if m.strip()]
         elif key == "timeout":
             spec["timeout"] = int(value)
         elif key == "gdb":
@@ -199,14 +206,14 @@ def build_rpi4(names, release: bool, cargo_args):
     return images, elfs, str(rpi4.compile_dtb())
 
 
-def run_case(executable, config, spec, variant, dtb=None, elf=None):
+def run_case(executable, config, spec, variant, dtb=None, elf=None, memory=DEFAULT_MEMORY):
     append = raw_bytes(" ".join(part for part in (spec["append"], variant) if part))
     if config == RPI4_CONFIG:
         smp = RPI4_SMP
         cmd = rpi4.qemu_command(executable, dtb, append) + spec["qemu_args"]
     else:
         machine, cpu, smp = CONFIGS[config]
-        cmd = ["qemu-system-aarch64", "-M", machine, "-cpu", cpu, "-smp", str(smp), "-m", "128M",
+        cmd = ["qemu-system-aarch64", "-M", machine, "-cpu", cpu, "-smp", str(smp), "-m", memory,
                "-nographic", "-semihosting", "-kernel", executable]
         if append:
             cmd += ["-append", append]
@@ -351,6 +358,12 @@ def run_image_case(name):
     return not problems, "; ".join(problems), "".join(log), time.monotonic() - started
 
 
+def label_of(name, config, spec, variant, memory):
+    """How a case is named in the output: `NN_name @ config [variant] (-m SIZE)`."""
+    label = f"{name} @ {config}" + (f" [{variant}]" if variant else "")
+    return label + (f" (-m {memory})" if memory != DEFAULT_MEMORY else "")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--test", action="append", default=[], help="run tests whose name contains this")
@@ -371,16 +384,18 @@ def main():
         for config in configs:
             if args.config and config not in args.config:
                 continue
-            for variant in (RPI4_CASES[name] if config == RPI4_CONFIG else spec["variants"]):
-                cases.append((name, config, spec, variant))
+            memories = [DEFAULT_MEMORY] if config == RPI4_CONFIG else spec["memory"]
+            for memory in memories:
+                for variant in (RPI4_CASES[name] if config == RPI4_CONFIG else spec["variants"]):
+                    cases.append((name, config, spec, variant, memory))
     for name in IMAGE_CASES:
         if (not args.test or any(t in name for t in args.test)) and (not args.config or RPI4_CONFIG in args.config):
-            cases.append((name, RPI4_CONFIG, None, ""))
+            cases.append((name, RPI4_CONFIG, None, "", DEFAULT_MEMORY))
     if not cases:
         sys.exit("test-qemu: no test matches")
     if args.list:
-        for name, config, _, variant in cases:
-            print(f"{name} @ {config}" + (f" [{variant}]" if variant else ""))
+        for case in cases:
+            print(label_of(*case))
         return
 
     virt_cases = [c for c in cases if c[1] != RPI4_CONFIG]
@@ -392,7 +407,7 @@ def main():
         rpi4.build_qemu_image()
     passed = failed = 0
     failures = []
-    for i, (name, config, spec, variant) in enumerate(cases, 1):
+    for i, (name, config, spec, variant, memory) in enumerate(cases, 1):
         executable = (rpi4_images if config == RPI4_CONFIG else executables).get(name)
         if spec is None:
             ok, why, output, elapsed = run_image_case(name)
@@ -400,9 +415,9 @@ def main():
             ok, why, output, elapsed = False, "not built (missing [[test]] entry in Cargo.toml?)", "", 0.0
         else:
             elf = rpi4_elfs.get(name) if config == RPI4_CONFIG else executable
-            ok, why, output, elapsed = run_case(executable, config, spec, variant, dtb, elf)
+            ok, why, output, elapsed = run_case(executable, config, spec, variant, dtb, elf, memory)
         tag = "PASS" if ok else "FAIL"
-        label = f"{name} @ {config}" + (f" [{variant}]" if variant else "")
+        label = label_of(name, config, spec, variant, memory)
         print(f"[{i}/{len(cases)}] {tag} {label} ({elapsed:.1f}s){'' if ok else ': ' + why}", flush=True)
         if ok:
             checked = [l for l in output.splitlines() if l.startswith("test: ")]

@@ -529,7 +529,9 @@ pub(crate) fn allocate(stack_bytes: usize) -> Result<u32, SpawnError> {
     if !heap::within_reserve(0, live + 1) {
         return Err(SpawnError::OutOfMemory(OutOfMemory { requested_bytes: heap::kernel_reserve(live + 1) }));
     }
-    if frames::available_bytes() < spawn_frame_reserve() + PAGE_BYTES {
+    // Free slots' stack pages count: a spawn takes such a slot first, and the pool takes them
+    // back when it runs dry.
+    if frames::available_bytes() + cached_stack_bytes() < spawn_frame_reserve() + PAGE_BYTES {
         return Err(SpawnError::OutOfMemory(OutOfMemory { requested_bytes: PAGE_BYTES }));
     }
     let (index, top_mapped) = take_slot()?;
