@@ -55,7 +55,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     local.preempted_frame = None;
     match boxed {
         Ok(function) => local.entry.put(function),
-        Err(on_heap) => local.entry.put(move || on_heap()),
+        Err(on_heap) => local.entry.put(on_heap),
     }
     local.low_passes = 0;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
