@@ -200,6 +200,23 @@ pub fn allocate() -> Result<usize, OutOfMemory> {
     Err(OutOfMemory { requested_bytes: PAGE_BYTES })
 }
 
+/// Frames a process's own stack growth leaves for kernel code a process runs (see
+/// [`allocate_for_stack`]).
+pub const EMERGENCY_FRAMES: usize = 64;
+
+/// A frame for a process's stack to grow into. Growth while the process runs its own code
+/// (IRQs unmasked when it faulted, or preempted) leaves the last [`EMERGENCY_FRAMES`]: that
+/// process can be ended if none is left. Growth in kernel code it called with IRQs masked
+/// (`kernel_code`) may take them: that code may hold a kernel lock, and ending the process
+/// there would leave the lock held for good; its depth is bounded, so a few pages see it
+/// through, and the process is ended at its next fault in its own code instead.
+pub fn allocate_for_stack(kernel_code: bool) -> Result<usize, OutOfMemory> {
+    if !kernel_code && AVAILABLE.load(Ordering::Relaxed) <= EMERGENCY_FRAMES {
+        return RECLAIMER.get().and_then(|reclaim| reclaim()).ok_or(OutOfMemory { requested_bytes: PAGE_BYTES });
+    }
+    allocate()
+}
+
 /// A frame filled with zeros (for translation tables).
 pub fn allocate_zeroed() -> Result<usize, OutOfMemory> {
     let frame = allocate()?;

@@ -104,8 +104,10 @@ impl Stack {
     }
 
     /// Makes `address` usable: maps every page from the one holding it up to the mapped part.
-    /// IRQs masked, kernel stack (the scheduler, or an exception taken from the process).
-    pub fn grow_to(&mut self, address: usize) -> Result<(), GrowError> {
+    /// `kernel_code`: the process was running kernel code with IRQs masked, which may take the
+    /// frame pool's last pages (`frames::allocate_for_stack`). IRQs masked, kernel stack (the
+    /// scheduler, or an exception taken from the process).
+    pub fn grow_to(&mut self, address: usize, kernel_code: bool) -> Result<(), GrowError> {
         if address >= self.mapped_bottom && address < self.top {
             return Ok(());
         }
@@ -117,7 +119,7 @@ impl Stack {
         }
         let target = address & !(PAGE_BYTES - 1);
         while self.mapped_bottom > target {
-            let frame = frames::allocate().map_err(|_| GrowError::OutOfMemory)?;
+            let frame = frames::allocate_for_stack(kernel_code).map_err(|_| GrowError::OutOfMemory)?;
             let page = self.mapped_bottom - PAGE_BYTES;
             vmap::map(page, frame);
             self.mapped_bottom = page;

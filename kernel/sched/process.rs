@@ -424,11 +424,11 @@ impl Process {
 const NO_SLOT: u32 = u32::MAX;
 /// Frames a spawn leaves for the stacks of processes already alive to grow into (and for the
 /// kernel to save a preempted process's registers on its stack): 256 KiB, or 1/256 of RAM if
-/// that is more.
+/// that is more, on top of the pool's emergency frames (`frames::EMERGENCY_FRAMES`).
 pub const SPAWN_FRAME_RESERVE_BYTES: usize = 256 << 10;
 
 fn spawn_frame_reserve() -> usize {
-    SPAWN_FRAME_RESERVE_BYTES.max(frames::total_bytes() / 256)
+    SPAWN_FRAME_RESERVE_BYTES.max(frames::total_bytes() / 256) + frames::EMERGENCY_FRAMES * PAGE_BYTES
 }
 
 /// Slots `[0, SLOTS_MADE)` have a mapped, initialised control block (set with Release after the

@@ -1101,7 +1101,8 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     let save_at = (frame.sp_el0 as usize).saturating_sub(frame_bytes) & !15;
     // The frame goes below the stack pointer, maybe below the stack's mapped part: map it first
     // (a fault here, on the kernel stack, would be the kernel's own).
-    if let Err(error) = stack.grow_to(save_at) {
+    // The process was running its own code (IRQs unmasked): it may not take the last pages.
+    if let Err(error) = stack.grow_to(save_at, false) {
         // No room to save its registers: it has as good as overflowed, or no page was free.
         let reason = if error == GrowError::OutOfMemory { ExitReason::OutOfMemory } else { ExitReason::StackOverflow };
         if reason == ExitReason::OutOfMemory {
@@ -1151,7 +1152,10 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, esr: u64, far: u64) -> boo
     let mut out_of_memory = false;
     if let Some(stack) = stack.filter(|s| is_data_abort && translation_fault && s.can_grow_to(far as usize)) {
         // Just below the mapped part of its stack: map it, and the access is retried on return.
-        match stack.grow_to(far as usize) {
+        // With IRQs masked it was in kernel code, perhaps holding a lock: it may take the last
+        // pages rather than be ended there (SPSR.I, bit 7: IRQs masked where it faulted).
+        let kernel_code = frame.spsr & (1 << 7) != 0;
+        match stack.grow_to(far as usize, kernel_code) {
             Ok(()) => return true,
             Err(_) => out_of_memory = true,
         }
