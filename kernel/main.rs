@@ -43,6 +43,7 @@ fn main() -> ExitCode {
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
     println!("workload {}: {verdict} ({}) in {} ms of guest time", workload.name(), outcome.detail, elapsed_us / 1000);
     let grain = workloads::last_grain();
+    let hold = workloads::last_hold();
     let extra = |json: &mut JsonObject<'_, alloc::string::String>| {
         json.boolean("ok", outcome.ok)?
             .uint("workload_processes", outcome.processes)?
@@ -51,6 +52,13 @@ fn main() -> ExitCode {
             json.uint("grain_tasks", grain.tasks)?
                 .uint("grain_ns", grain.grain_ns)?
                 .uint("grain_elapsed_ns", grain.elapsed_ns)?;
+        }
+        if let Some(hold) = &hold {
+            json.uint("hold_peak", hold.peak)?
+                .uint("hold_bytes_per_process", hold.bytes_per_process)?
+                .uint("hold_spawn_us", hold.spawn_us)?
+                .uint("hold_end_us", hold.end_us)?
+                .uint("hold_answered", hold.answered)?;
         }
         Ok(())
     };

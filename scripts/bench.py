@@ -65,6 +65,14 @@ HOST_SUITES = {
 }
 
 
+# Processes alive at once (workload=hold processes=0: as many as memory allows, each blocked
+# in receive, then each messaged, answered and ended), on 4 cores at each RAM size, without
+# -icount: the count depends on memory, not on timing. Figures: scale.processes_alive_<ram>,
+# scale.bytes_per_process_<ram>, scale.spawn_ms_<ram>, scale.end_ms_<ram>.
+SCALE_MEMORY = {"1g": "1G", "128m": "128M"}
+SCALE_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4"]
+
+
 # The other workloads, once each on 4 cores with the default strategy.
 EXTRA_WORKLOADS = ["ring", "bang", "big"]
 
@@ -209,9 +217,9 @@ def policy_table(results, metric="speedup"):
     return lines
 
 
-def qemu_command(binary, qemu_args, bootargs, target_dir=Path("target")):
+def qemu_command(binary, qemu_args, bootargs, target_dir=Path("target"), memory="128M"):
     elf = target_dir / "aarch64-unknown-none/release" / binary
-    cmd = ["qemu-system-aarch64", *qemu_args, "-m", "128M", "-nographic", "-semihosting", "-kernel", str(elf)]
+    cmd = ["qemu-system-aarch64", *qemu_args, "-m", memory, "-nographic", "-semihosting", "-kernel", str(elf)]
     if bootargs:
         cmd += ["-append", bootargs]
     return cmd
@@ -261,12 +269,13 @@ def main():
         return not prefix or suite.startswith(prefix) or prefix.startswith(suite)
 
     suites = [s for s in QEMU_SUITES if wanted(s)] + [s for s in HOST_SUITES if wanted(s)]
-    for suite in ("balance", "grain"):
+    for suite in ("balance", "grain", "scale"):
         if wanted(suite):
             suites.append(suite)
     if not suites:
-        sys.exit(f"bench: no suite matches {prefix!r} (suites: {', '.join([*QEMU_SUITES, *HOST_SUITES])})")
-    if any(s in QEMU_SUITES or s in ("balance", "grain") for s in suites):
+        known = ", ".join([*QEMU_SUITES, *HOST_SUITES, "balance", "grain", "scale"])
+        sys.exit(f"bench: no suite matches {prefix!r} (suites: {known})")
+    if any(s in QEMU_SUITES or s in ("balance", "grain", "scale") for s in suites):
         print("bench: building release kernels", flush=True)
         subprocess.run(["cargo", "build", "--release", "--bins"], cwd=ROOT, check=True)
 
@@ -292,6 +301,27 @@ def main():
                 shown = {k.rsplit(".", 1)[1]: v for k, (v, _) in figures.items()}
                 print(f"  [{run_number}/{len(runs)}] grain {size} us {policy} {cores} cores: speedup "
                       f"{shown['speedup']} (balance {shown['balance_speedup']}, overhead {shown['overhead']})", flush=True)
+            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
+            continue
+        if suite == "scale":
+            started = time.monotonic()
+            for label, memory in SCALE_MEMORY.items():
+                cmd = qemu_command("beamcore", SCALE_ARGS, "workload=hold processes=0", memory=memory)
+                status, output = run(cmd, timeout=900)
+                data = report_of(output) if status == 0 else None
+                if data is None or "hold_peak" not in data:
+                    failures += 1
+                    print(f"  scale at {memory} failed (status {status}):\n{output[-3000:]}")
+                    continue
+                figures = {
+                    f"scale.processes_alive_{label}": (data["hold_peak"], "count"),
+                    f"scale.bytes_per_process_{label}": (data["hold_bytes_per_process"], "bytes"),
+                    f"scale.spawn_ms_{label}": (round(data["hold_spawn_us"] / 1000), "ms"),
+                    f"scale.end_ms_{label}": (round(data["hold_end_us"] / 1000), "ms"),
+                }
+                for name, (value, unit) in figures.items():
+                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
+                    print(f"  bench: {name} {value} {unit}", flush=True)
             print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
             continue
         if suite == "balance":
