@@ -38,7 +38,8 @@ const RELEASE_ADDRESSES: [u64; 4] = [0xd8, 0xe0, 0xe8, 0xf0];
 /// RAM assumed when nothing says otherwise: the part of the first GiB the ARM owns on every
 /// Pi 4 model when the firmware keeps its default `gpu_mem=76` (1 GiB - 76 MiB; the VideoCore
 /// takes the top of the first GiB). Memory above 1 GiB exists only on the 2/4/8 GiB models and
-/// is left out, and the peripheral windows lie far above anyway. QEMU's raspi4b gives 960 MiB.
+/// is left out, and the peripheral windows lie far above anyway. QEMU's raspi4b gives 960 MiB in
+/// `/memory` (its ATAGs say the same); beamcore's tree for it adds the second GiB.
 const DEFAULT_RAM_BYTES: u64 = 0x3b40_0000;
 
 /// Where to look for the device tree: the loader's x0 only (the firmware always passes it;
