@@ -403,9 +403,12 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
         }
         // Under -icount QEMU itself gives vCPUs unequal shares of the machine: with one bound,
         // always-busy process per core the busiest did 1.27x the mean at 4 cores and 1.84x at 8
-        // (docs/benchmarks.md, "A limit of speedup measured under -icount"). Perfect balancing
-        // cannot beat that spread, so the bound grows with the core count beyond 8.
-        let bound = if cores > 8 { 2.0 } else { 1.5 };
+        // (docs/benchmarks.md, "A limit of speedup measured under -icount"), and at 4 cores as
+        // much as 1.55x for the same kernel when nothing but the command line's length changed
+        // (which core QEMU favours moves with it). Perfect balancing cannot beat that spread,
+        // so the bound sits above it at every core count; a core left idle, or the work left
+        // on the spawning core (4x the mean at 4 cores), still fails.
+        let bound = 2.0;
         if max > bound * mean {
             return Err(format!("busiest core {max} > {bound} x mean {mean:.0}: {works:?}"));
         }
