@@ -68,7 +68,8 @@ HOST_SUITES = {
 # Processes alive at once (workload=hold processes=0: as many as memory allows, each blocked
 # in receive, then each messaged, answered and ended), on 4 cores at each RAM size, without
 # -icount: the count depends on memory, not on timing. Figures: scale.processes_alive_<ram>,
-# scale.bytes_per_process_<ram>, scale.spawn_ms_<ram>, scale.end_ms_<ram>.
+# scale.bytes_per_process_<ram>, scale.spawn_ms_<ram>, scale.end_ms_<ram>; and, from the sched
+# kernel, sched.bytes_per_process (1,000 idle processes on one core, under -icount).
 SCALE_MEMORY = {"1g": "1G", "128m": "128M"}
 SCALE_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4"]
 
@@ -305,6 +306,19 @@ def main():
             continue
         if suite == "scale":
             started = time.monotonic()
+            # The memory one idle process costs, measured by the sched kernel (1,000 of them on
+            # one core): with the counts below, what the scale figures are about.
+            cmd = qemu_command(*QEMU_SUITES["sched"][:2], QEMU_SUITES["sched"][2])
+            status, output = run(cmd, timeout=600)
+            line = next((m for m in map(LINE.match, output.splitlines()) if m and m.group(1) == "sched.bytes_per_process"),
+                        None)
+            if status != 0 or line is None:
+                failures += 1
+                print(f"  sched.bytes_per_process failed (status {status})")
+            else:
+                results["sched.bytes_per_process"] = {"value": float(line.group(2)), "unit": line.group(3),
+                                                      "command": " ".join(cmd), "suite": "sched"}
+                print(f"  bench: sched.bytes_per_process {line.group(2)} {line.group(3)}", flush=True)
             for label, memory in SCALE_MEMORY.items():
                 cmd = qemu_command("beamcore", SCALE_ARGS, "workload=hold processes=0", memory=memory)
                 status, output = run(cmd, timeout=900)
