@@ -2,7 +2,8 @@
 //! that process: memory is filled with idle processes until spawning fails, then a process that
 //! needs 2 MiB more stack finds no page, ends with "out of memory: no page to grow its stack"
 //! (its monitor told), while the idle ones still answer. Once they have ended the same recursion
-//! runs to completion.
+//! runs to completion: its 512 pages come mostly from the stack pages the ended processes' slots
+//! kept mapped, which the frame pool takes back when it runs dry.
 //! qemu-test: configs=a72-smp4
 //! qemu-test: memory=64M
 //! qemu-test: expect=^process <\d+\.\d+> on core \d+ ended: out of memory: no page to grow its stack

@@ -93,7 +93,8 @@ context_return_to_scheduler:
 // the suspended scheduler's frames (SP_EL1 still holds the scheduler's stack pointer from its
 // switch to this process; everything below it is free), then returns on the process stack.
 // With IRQs masked nothing else can use SP_EL1 meanwhile: an interrupt would, and a fault in
-// `function` is the kernel's own (taken on SP_EL1 below this frame).
+// `function` is the kernel's own (taken on SP_EL1 below this frame). `msr spsel` writes
+// PSTATE.SP, which takes effect from the next instruction: no barrier (as in the switches above).
 .global context_call_on_kernel_stack
 context_call_on_kernel_stack:
     stp     x29, x30, [sp, #-16]!
