@@ -62,9 +62,10 @@ fn walk_from(fp: u64, symbols: &SymbolTable<'_>) -> Option<Walk> {
     }
     let stacks = stacks_of_this_core();
     // SAFETY: `unwind::walk` reads only 8-aligned words whose 16-byte record lies wholly inside
-    // one of `stacks`: this core's boot stack without its guard page, and the running process's
-    // stack without its guard page, both mapped read-write (identity before the MMU is on)
-    // for as long as this core runs on them. The words may be stale, never unmapped.
+    // one of `stacks`: this core's boot stack without its guard page, and the mapped part of the
+    // running process's stack (`sched::current_stack`; the part it has not grown into is not
+    // mapped and is left out), both mapped read-write (identity before the MMU is on) for as
+    // long as this core runs on them. The words may be stale, never unmapped.
     let read = |address: usize| unsafe { (address as *const u64).read_volatile() };
     let walk = unwind::walk(fp, &stacks, read, |address| symbols.is_code(address));
     taking.store(false, Ordering::Relaxed);
