@@ -51,7 +51,39 @@ impl fmt::Display for OutOfMemory {
     }
 }
 
-struct KernelHeap(IrqSpinLock<Heap>);
+struct KernelHeap(IrqSpinLock<HeapState>);
+
+/// Small blocks are recycled by size class: a freed block of up to [`SMALL_MAX_BYTES`] (aligned
+/// to at most [`CLASS_GRANULE`]) waits on the free list of its class, threaded through the freed
+/// blocks themselves, and is handed out again in constant time; the linked-list allocator sees a
+/// class's block only when it is first made (at the class's size) or when the lists are flushed
+/// back to it under pressure. Its own allocate and free walk a list of holes: with hundreds of
+/// thousands of processes each freeing a 128-byte mailbox in no particular order, ending them
+/// spent most of its time there, under this one lock.
+struct HeapState {
+    heap: Heap,
+    /// Per class: the first free block (0: none); each free block's first word holds the next.
+    free: [usize; CLASSES],
+    /// Bytes in the class lists (free to reuse, counted in use by `heap`).
+    cached: usize,
+}
+
+/// Class sizes are multiples of this (and blocks are aligned to it).
+const CLASS_GRANULE: usize = 16;
+/// The largest block kept by class.
+const SMALL_MAX_BYTES: usize = 256;
+const CLASSES: usize = SMALL_MAX_BYTES / CLASS_GRANULE;
+
+/// The class of `layout`, if it is small.
+fn class_of(layout: Layout) -> Option<usize> {
+    let size = layout.size();
+    (size > 0 && size <= SMALL_MAX_BYTES && layout.align() <= CLASS_GRANULE).then(|| size.div_ceil(CLASS_GRANULE) - 1)
+}
+
+/// What a block of class `class` is allocated (and freed) as.
+fn class_layout(class: usize) -> Layout {
+    Layout::from_size_align((class + 1) * CLASS_GRANULE, CLASS_GRANULE).expect("class layouts are valid")
+}
 
 /// Per core: bytes allocated minus bytes freed on that core. The scheduler reads it before and
 /// after each turn of a process, so a process's own net allocation is known (and reported if
@@ -74,44 +106,110 @@ fn count(delta: i64) {
 }
 
 #[global_allocator]
-static HEAP: KernelHeap = KernelHeap(IrqSpinLock::new(Heap::empty()));
+static HEAP: KernelHeap =
+    KernelHeap(IrqSpinLock::new(HeapState { heap: Heap::empty(), free: [0; CLASSES], cached: 0 }));
 
-/// Allocates `layout` from `heap`, growing it into free RAM when no block fits.
-fn allocate_growing(heap: &mut Heap, layout: Layout) -> Option<NonNull<u8>> {
-    let block = match heap.allocate_first_fit(layout) {
-        Ok(block) => block,
-        Err(()) => {
-            let wanted = (layout.size() + layout.align() + 64).max(GROW_MIN_BYTES).next_multiple_of(PAGE_BYTES);
-            // The frame pool's lock must not be taken on a process stack (a stack-growth fault
-            // inside it would need that lock again): ask on the kernel stack.
-            let start = crate::arch::context::on_kernel_stack(|| frames::grow_heap(wanted))?;
-            debug_assert_eq!(start, heap.top() as usize, "the heap grows exactly at its top");
-            // SAFETY: `grow_heap` gave `[start, start + wanted)`, RAM directly above the heap's
-            // top, identity-mapped read-write, now the heap's alone.
-            unsafe { heap.extend(wanted) };
-            SIZE.store(heap.size(), Ordering::Relaxed);
-            heap.allocate_first_fit(layout).ok()?
+impl HeapState {
+    /// Allocates `layout`: a small one from its class's list if it has a block, else from the
+    /// linked-list allocator, growing the heap into free RAM when no block fits, and as a last
+    /// resort after giving the class lists back to it.
+    fn allocate(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        let class = class_of(layout);
+        let block = match class {
+            Some(class) if self.free[class] != 0 => {
+                let block = self.free[class];
+                // SAFETY: a block on a class list is heap memory this allocator owns; its first
+                // word was written by `free` (the link to the next).
+                self.free[class] = unsafe { (block as *const usize).read() };
+                self.cached -= class_layout(class).size();
+                NonNull::new(block as *mut u8)?
+            }
+            _ => {
+                let actual = class.map_or(layout, class_layout);
+                match self.grow_and_allocate(actual) {
+                    Some(block) => block,
+                    None => {
+                        self.flush_classes();
+                        self.heap.allocate_first_fit(actual).ok()?
+                    }
+                }
+            }
+        };
+        count(layout.size() as i64);
+        self.publish_use();
+        Some(block)
+    }
+
+    /// Frees `block`, allocated as `layout`: to its class's list when it is small.
+    ///
+    /// # Safety
+    /// `block` came from [`allocate`](Self::allocate) with `layout` and is freed once.
+    unsafe fn free(&mut self, block: NonNull<u8>, layout: Layout) {
+        match class_of(layout) {
+            Some(class) => {
+                // SAFETY: the block is at least one class granule (16 bytes) long and 16-byte
+                // aligned (it was allocated as its class's layout), and is no longer in use.
+                unsafe { block.cast::<usize>().write(self.free[class]) };
+                self.free[class] = block.as_ptr() as usize;
+                self.cached += class_layout(class).size();
+            }
+            // SAFETY: forwarded contract: allocated as `layout` by the linked-list allocator.
+            None => unsafe { self.heap.deallocate(block, layout) },
         }
-    };
-    count(layout.size() as i64);
-    USED.store(heap.used(), Ordering::Relaxed);
-    Some(block)
+        count(-(layout.size() as i64));
+        self.publish_use();
+    }
+
+    /// Allocates from the linked-list allocator, growing the heap into free RAM once if no block
+    /// fits.
+    fn grow_and_allocate(&mut self, layout: Layout) -> Option<NonNull<u8>> {
+        if let Ok(block) = self.heap.allocate_first_fit(layout) {
+            return Some(block);
+        }
+        let wanted = (layout.size() + layout.align() + 64).max(GROW_MIN_BYTES).next_multiple_of(PAGE_BYTES);
+        // The frame pool's lock must not be taken on a process stack (a stack-growth fault
+        // inside it would need that lock again): ask on the kernel stack.
+        let start = crate::arch::context::on_kernel_stack(|| frames::grow_heap(wanted))?;
+        debug_assert_eq!(start, self.heap.top() as usize, "the heap grows exactly at its top");
+        // SAFETY: `grow_heap` gave `[start, start + wanted)`, RAM directly above the heap's top,
+        // identity-mapped read-write, now the heap's alone.
+        unsafe { self.heap.extend(wanted) };
+        SIZE.store(self.heap.size(), Ordering::Relaxed);
+        self.heap.allocate_first_fit(layout).ok()
+    }
+
+    /// Gives every block on the class lists back to the linked-list allocator (under
+    /// pressure: a request no class block can serve may fit once they are merged back).
+    fn flush_classes(&mut self) {
+        for class in 0..CLASSES {
+            while self.free[class] != 0 {
+                let block = self.free[class];
+                // SAFETY: as in `allocate`: a listed block holds the link to the next.
+                self.free[class] = unsafe { (block as *const usize).read() };
+                // SAFETY: the block was allocated from `heap` as its class's layout and is free.
+                unsafe { self.heap.deallocate(NonNull::new_unchecked(block as *mut u8), class_layout(class)) };
+            }
+        }
+        self.cached = 0;
+        self.publish_use();
+    }
+
+    fn publish_use(&self) {
+        USED.store(self.heap.used() - self.cached, Ordering::Relaxed);
+    }
 }
 
 // SAFETY: linked_list_allocator's `Heap` returns blocks that fit the layout and do not
-// overlap; the lock serialises every use of it across cores and interrupt handlers.
+// overlap, and a class list only holds blocks it returned for that class's layout, which fits
+// every layout of the class; the lock serialises every use across cores and interrupt handlers.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let mut heap = self.0.lock();
-        allocate_growing(&mut heap, layout).map_or(core::ptr::null_mut(), NonNull::as_ptr)
+        self.0.lock().allocate(layout).map_or(core::ptr::null_mut(), NonNull::as_ptr)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let mut heap = self.0.lock();
         // SAFETY: `ptr` came from `alloc` with this `layout` (GlobalAlloc contract).
-        unsafe { heap.deallocate(NonNull::new_unchecked(ptr), layout) };
-        count(-(layout.size() as i64));
-        USED.store(heap.used(), Ordering::Relaxed);
+        unsafe { self.0.lock().free(NonNull::new_unchecked(ptr), layout) };
     }
 }
 
@@ -121,10 +219,10 @@ unsafe impl GlobalAlloc for KernelHeap {
 /// # Safety
 /// The range is RAM, mapped read-write, used by nothing else, now or later.
 pub unsafe fn init(start: usize, bytes: usize) {
-    let mut heap = HEAP.0.lock();
+    let mut state = HEAP.0.lock();
     // SAFETY: forwarded contract.
-    unsafe { heap.init(start as *mut u8, bytes) };
-    SIZE.store(heap.size(), Ordering::Relaxed);
+    unsafe { state.heap.init(start as *mut u8, bytes) };
+    SIZE.store(state.heap.size(), Ordering::Relaxed);
 }
 
 /// Bytes in use, and bytes the heap can still supply (free in it, plus what it can grow by).
@@ -156,8 +254,7 @@ pub fn try_allocate(layout: Layout) -> Result<NonNull<u8>, OutOfMemory> {
     if !within_reserve(layout.size(), crate::sched::process_count()) {
         return Err(refused);
     }
-    let mut heap = HEAP.0.lock();
-    allocate_growing(&mut heap, layout).ok_or(refused)
+    HEAP.0.lock().allocate(layout).ok_or(refused)
 }
 
 /// Moves `value` to the heap, or gives an error instead of the allocation-failure panic.
