@@ -46,7 +46,7 @@ help:
 	@echo "                 host tests (MUTANTS_JOBS=2); mutants.* into bench/results.json; installs cargo-mutants"
 	@echo "make trace      scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
 	@echo "                (.json for ui.perfetto.dev, .svg timeline); ICOUNT=1 runs under -icount"
-	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=300 s each)"
+	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=200 s per boot, boots until 10^6 steals)"
 	@echo "                 figures into bench/results.json (soak.steals, soak.processes, soak.lost, soak.duplicated)"
 	@echo "make plot       SVG charts of bench/results.json into bench/plots/"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234 (BOARD=rpi4 too)"
@@ -131,7 +131,7 @@ trace: $(SETUP_STAMP) kernel
 	@echo "           target/trace/$(WORKLOAD).svg is the same timeline for any browser"
 
 # The soak (scripts/soak.py): kernel/soak.rs booted at 4 and 8 cores for SOAK_S seconds each.
-SOAK_S ?= 300
+SOAK_S ?= 200
 .PHONY: soak
 soak: $(SETUP_STAMP)
 	@echo "==> soak: $(SOAK_S) s at 4 and at 8 cores"
