@@ -10,6 +10,13 @@ TIMEOUT      ?= 120
 TEST         ?=
 CONFIG       ?=
 BENCH        ?=
+# ICOUNT=1: QEMU under -icount shift=0,sleep=off (`make run`, `make trace`): guest time advances
+# one nanosecond per instruction and the cores run in turn, so a run repeats exactly whatever the
+# host's load (and runs slower). ICOUNT=0 or empty: plain QEMU, every core a host thread.
+ICOUNT       ?=
+
+comma := ,
+ICOUNT_ARGS := $(if $(filter-out 0,$(ICOUNT)),-icount shift=0$(comma)sleep=off)
 
 KERNEL_ELF := target/aarch64-unknown-none/release/beamcore
 # BOARD=rpi4: the raspi4b image with semihosting (QEMU exits with the kernel's status).
@@ -26,6 +33,9 @@ $(error unknown BOARD=$(BOARD); known: virt, rpi4)
 endif
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
 SETUP_STAMP := target/.setup-done
+# The Python that has matplotlib, for the charting tools (scripts/mpl-python.sh says why it may
+# not be `python3`). Recursive: looked up when a recipe runs, after setup has installed it.
+MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
@@ -34,6 +44,7 @@ export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
 	@echo "make run         boot it in QEMU virt (SMP=$(SMP) CPU=$(CPU) MACHINE_OPTS=... MEM=$(MEM) ARGS='bootargs')"
+	@echo "                 ICOUNT=1: under -icount shift=0,sleep=off, so the run repeats exactly"
 	@echo "                 BOARD=rpi4: on QEMU raspi4b (4 cores) with a device tree carrying ARGS"
 	@echo "make rpi4        target/rpi4/kernel8.img + config.txt for a Raspberry Pi 4's SD card"
 	@echo "make test        host tests + in-QEMU suite (TEST=name filter, CONFIG=config filter)"
@@ -41,19 +52,20 @@ help:
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
-	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part)"
+	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part; BENCH=deque.host:"
+	@echo "                 the criterion comparison with crossbeam-deque on the host)"
 	@echo "make mutants     cargo-mutants over the pure code (balancer, priorities, deque, bootargs) with the"
 	@echo "                 host tests (MUTANTS_JOBS=2); mutants.* into bench/results.json; installs cargo-mutants"
-	@echo "make trace      scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
-	@echo "                (.json for ui.perfetto.dev, .svg timeline); ICOUNT=1 runs under -icount"
+	@echo "make trace       scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
+	@echo "                 (.json for ui.perfetto.dev, .png timeline by matplotlib); ICOUNT=1 runs under -icount"
 	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=200 s per boot, boots until 10^6 steals)"
 	@echo "                 figures into bench/results.json (soak.steals, soak.processes, soak.lost, soak.duplicated)"
-	@echo "make plot       SVG charts of bench/results.json into bench/plots/"
+	@echo "make plot        charts of bench/results.json into bench/plots/ (matplotlib, SVG)"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234 (BOARD=rpi4 too)"
 	@echo "make debug       QEMU plus gdb-multiarch attached, stopped at boot_core_entry, one thread per core"
 	@echo "                 (console in target/debug/console.log; BOARD=rpi4 too; docs/debugging.md)"
-	@echo "make check       cargo fmt --check and clippy -D warnings (kernel and host)"
-	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch (run automatically when missing)"
+	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, host, host benchmarks)"
+	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch, matplotlib (run automatically when missing)"
 
 # Installs what is missing (QEMU from bookworm-backports, the Rust target) once per checkout.
 $(SETUP_STAMP): scripts/setup.sh
@@ -81,9 +93,9 @@ run: kernel
 ifeq ($(BOARD),rpi4)
 	@echo "==> run: QEMU raspi4b, 4 cores, device tree target/rpi4-qemu/raspi4b.dtb"
 else
-	@echo "==> run: QEMU virt$(if $(MACHINE_OPTS),$(comma)$(MACHINE_OPTS)) cpu=$(CPU) smp=$(SMP)"
+	@echo "==> run: QEMU virt$(if $(MACHINE_OPTS),$(comma)$(MACHINE_OPTS)) cpu=$(CPU) smp=$(SMP)$(if $(ICOUNT_ARGS), under -icount)"
 endif
-	scripts/qemu-run.sh $(RUN_KERNEL)
+	scripts/qemu-run.sh $(RUN_KERNEL) $(ICOUNT_ARGS)
 
 gdb: kernel
 	@echo "==> gdb: QEMU stopped at the first instruction; attach with: gdb-multiarch $(RUN_ELF) -ex 'target remote :1234' (or use make debug)"
@@ -100,8 +112,10 @@ test: test-host test-qemu test-deque-barrier test-deque-stxr-failure
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: pure modules on $(HOST_TARGET)"
 	cargo test --lib --target $(HOST_TARGET)
-	@echo "==> test-host: the trace and plot tools"
-	python3 scripts/test_tools.py
+	@echo "==> test-host: the host tools (trace, plot, bench figures, symbol table)"
+	$(MPL_PYTHON) scripts/test_tools.py
+	@echo "==> test-host: the host benchmarks, each run once as a test (criterion's test mode)"
+	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: loom model checks: deque, kill against slot reuse, trace ring (release, --cfg loom)"
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::deque sched::kill_model sched::trace_ring
 
@@ -115,20 +129,21 @@ bench: $(SETUP_STAMP)
 
 # A scheduling trace of one workload (bootarg trace=on): the console goes to
 # target/trace/$(WORKLOAD).log (shown here without its event lines), then scripts/trace.py writes
-# target/trace/$(WORKLOAD).json (Perfetto/Chrome trace) and .svg (timeline). ICOUNT=1 runs QEMU
-# under -icount shift=0,sleep=off, so the times no longer depend on how the host schedules QEMU.
+# target/trace/$(WORKLOAD).json (Perfetto/Chrome trace) and .png (timeline, drawn by matplotlib).
+# ICOUNT=1 runs QEMU under -icount shift=0,sleep=off, so the times no longer depend on how the
+# host schedules QEMU.
 WORKLOAD ?= imbalanced
 .PHONY: trace plot
 trace: $(SETUP_STAMP) kernel
 	@mkdir -p target/trace
-	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT), under -icount), console in target/trace/$(WORKLOAD).log"
+	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT_ARGS), under -icount), console in target/trace/$(WORKLOAD).log"
 	@status=0; ARGS="workload=$(WORKLOAD) trace=on $(ARGS)" scripts/qemu-run.sh $(KERNEL_ELF) \
-		$(if $(ICOUNT),-icount shift=0$(comma)sleep=off) > target/trace/$(WORKLOAD).log || status=$$?; \
+		$(ICOUNT_ARGS) > target/trace/$(WORKLOAD).log || status=$$?; \
 	grep -v '^trace: ev ' target/trace/$(WORKLOAD).log || true; \
 	if [ $$status -ne 0 ]; then echo "trace: QEMU exited with status $$status"; exit $$status; fi
-	python3 scripts/trace.py target/trace/$(WORKLOAD).log -o target/trace/$(WORKLOAD)
+	$(MPL_PYTHON) scripts/trace.py target/trace/$(WORKLOAD).log -o target/trace/$(WORKLOAD)
 	@echo "==> trace: open target/trace/$(WORKLOAD).json in https://ui.perfetto.dev (or chrome://tracing);"
-	@echo "           target/trace/$(WORKLOAD).svg is the same timeline for any browser"
+	@echo "           target/trace/$(WORKLOAD).png is the same timeline as a picture"
 
 # The soak (scripts/soak.py): kernel/soak.rs booted at 4 and 8 cores for SOAK_S seconds each.
 SOAK_S ?= 200
@@ -146,10 +161,11 @@ mutants:
 	@scripts/setup.sh --mutants
 	python3 scripts/mutants.py --jobs $(MUTANTS_JOBS)
 
-# Charts of the benchmark figures (scripts/plot.py): bench/results.json -> bench/plots/*.svg.
-plot:
+# Charts of the benchmark figures (scripts/plot.py, matplotlib): bench/results.json ->
+# bench/plots/*.svg.
+plot: $(SETUP_STAMP)
 	@echo "==> plot: charts of bench/results.json into bench/plots/"
-	python3 scripts/plot.py
+	$(MPL_PYTHON) scripts/plot.py
 
 # Shows the deque stress test can fail: without the full barrier in pop it must catch a
 # double take or a loss (scripts/deque-barrier-check.sh).
@@ -167,15 +183,14 @@ test-deque-stxr-failure: $(SETUP_STAMP)
 check: fmt clippy
 
 fmt:
-	cargo fmt --check
+	cargo fmt --all --check
 
 clippy:
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --profile test --target $(HOST_TARGET) -- -D warnings
+	cargo clippy -p beamcore-host-bench --all-targets --target $(HOST_TARGET) -- -D warnings
 	cargo clippy --all-targets --features board-rpi4 --target-dir target/rpi4-build/qemu -- -D warnings
 	cargo clippy --lib --bins --no-default-features --features board-rpi4 --target-dir target/rpi4-build/board -- -D warnings
 
 clean:
 	cargo clean
-
-comma := ,

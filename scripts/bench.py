@@ -4,13 +4,15 @@ bench/results.json (and bench/results.md).
 
 Single-core micro-benchmarks run under `-icount shift=0,sleep=off`: guest time advances one
 nanosecond per executed instruction, so their counter-derived figures are instruction counts
-that repeat run to run. Host benchmarks run as ignored cargo tests on the host.
+that repeat run to run. The host benchmark (host-bench/, criterion) runs on the host; its
+figures come from criterion's estimates (`criterion_figures`).
 
 Usage: bench.py [--bench PREFIX]   (only suites or figures whose name starts with PREFIX)
 """
 
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -59,10 +61,14 @@ GRAIN_SIZES_US = [1, 3, 10, 30, 100, 300, 1000]
 GRAIN_CORES = [1, 4, 8]
 GRAIN_TOTAL_MS = 120
 HOST_TARGET = subprocess.run(["rustc", "-vV"], capture_output=True, text=True).stdout.split("host: ")[1].split()[0]
+# The deque against crossbeam-deque on the host (host-bench/benches/deque.rs): one criterion group
+# per pattern, both implementations in each. criterion writes its estimates under CRITERION_DIR.
 HOST_SUITES = {
-    "deque.host": ["cargo", "test", "--lib", "--release", "--target", HOST_TARGET, "sched::deque::tests::bench",
-                   "--", "--ignored", "--nocapture", "--test-threads=1"],
+    "deque.host": ["cargo", "bench", "-p", "beamcore-host-bench", "--bench", "deque", "--target", HOST_TARGET,
+                   "--", "--noplot"],
 }
+CRITERION_DIR = ROOT / "target/criterion"
+DEQUE_HOST_PATTERNS = ["push_pop", "push_steal", "owner_1_thief", "owner_3_thieves"]
 
 
 # Processes alive at once (workload=hold processes=0: as many as memory allows, each blocked
@@ -108,6 +114,38 @@ def grain_runs():
                     continue  # one core never steals: the policy changes nothing
                 args = f"workload=grain grain_ns={size * 1000} grain_ms={GRAIN_TOTAL_MS} {bootargs}".strip()
                 yield cores, size, policy, qemu_command("beamcore", icount_args(cores), args)
+
+
+def criterion_figures(criterion_dir, patterns, since=None):
+    """The deque.host figures from criterion's estimates of each pattern (a group holding a
+    `beamcore` and a `crossbeam` benchmark): each one's median time per item (`deque.host.<impl>.
+    <pattern>`, ns), crossbeam's time over ours per pattern (`deque.host.ours_over_crossbeam.
+    <pattern>`: our throughput over theirs, since every iteration moves the same items) and the
+    geometric mean of those (`deque.host.ours_over_crossbeam`). The median, not the mean: on a
+    shared machine a few samples the host delayed would otherwise move the figure. Raises
+    ValueError if an estimate is missing, or older than `since` (a timestamp: from an earlier run)."""
+    figures, ratios = {}, []
+    for pattern in patterns:
+        per_item = {}
+        for impl in ("beamcore", "crossbeam"):
+            new = Path(criterion_dir) / pattern / impl / "new"
+            try:
+                estimates = json.loads((new / "estimates.json").read_text())
+                benchmark = json.loads((new / "benchmark.json").read_text())
+            except (OSError, ValueError) as error:
+                raise ValueError(f"no criterion estimate for {pattern}/{impl} in {criterion_dir}: {error}")
+            if since is not None and (new / "estimates.json").stat().st_mtime < since:
+                raise ValueError(f"criterion's estimate for {pattern}/{impl} is from an earlier run")
+            items = (benchmark.get("throughput") or {}).get("Elements")
+            if not items:
+                raise ValueError(f"{pattern}/{impl}: criterion recorded no element throughput")
+            per_item[impl] = estimates["median"]["point_estimate"] / items
+            figures[f"deque.host.{impl}.{pattern}"] = (round(per_item[impl], 3), "ns")
+        ratio = per_item["crossbeam"] / per_item["beamcore"]
+        figures[f"deque.host.ours_over_crossbeam.{pattern}"] = (round(ratio, 3), "ratio")
+        ratios.append(ratio)
+    figures["deque.host.ours_over_crossbeam"] = (round(math.prod(ratios) ** (1 / len(ratios)), 3), "ratio")
+    return figures
 
 
 def report_of(output):
@@ -226,9 +264,9 @@ def qemu_command(binary, qemu_args, bootargs, target_dir=Path("target"), memory=
     return cmd
 
 
-def run(cmd, timeout):
+def run(cmd, timeout, env=None):
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, env=env)
     return proc.returncode, proc.stdout.decode(errors="replace")
 
 
@@ -337,6 +375,25 @@ def main():
                     results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
                     print(f"  bench: {name} {value} {unit}", flush=True)
             print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
+        if suite == "deque.host":
+            started = time.time()
+            cmd = HOST_SUITES[suite]
+            status, output = run(cmd, timeout=900, env=dict(os.environ, CRITERION_HOME=str(CRITERION_DIR)))
+            try:
+                if status != 0:
+                    raise ValueError(f"status {status}:\n{output[-3000:]}")
+                figures = criterion_figures(CRITERION_DIR, DEQUE_HOST_PATTERNS, since=started)
+            except ValueError as error:
+                failures += 1
+                print(f"bench: {suite} failed: {error}")
+                continue
+            # Figures of the benchmark this suite replaced (other names) would read as current.
+            for name in [n for n in results if n.startswith("deque.host.")]:
+                del results[name]
+            for name, (value, unit) in figures.items():
+                results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
+                print(f"  bench: {name} {value} {unit}")
+            print(f"  ({time.time() - started:.1f}s)", flush=True)
             continue
         if suite == "balance":
             started = time.monotonic()

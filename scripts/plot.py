@@ -1,38 +1,50 @@
 #!/usr/bin/env python3
-"""Draws SVG charts from bench/results.json (written by scripts/bench.py); hand-written SVG,
-standard library only.
+"""Draws charts of bench/results.json (written by scripts/bench.py) with matplotlib, as SVG.
 
 Charts, each written only when its figures are present:
   hot_ops.svg                        instructions per hot operation: deque push/pop/steal (asm vs
                                      portable) and the scheduler's yield, message hop, spawn+exit
+                                     (with trace=on beside them when measured)
   work_<workload>_<N>cores.svg       work done per core, one group per strategy, one bar per core
                                      (balance.<workload>.<strategy>.<N>cores.work.core<K>)
   max_over_mean_<workload>.svg       busiest core's work over the mean, by strategy and core count
                                      (balance.<workload>.<strategy>.<N>cores.max_over_mean)
-Balance charts leave out one-core runs (nothing to balance); a histogram without steals is skipped.
   steal_latency_<workload>_<N>cores.svg  steal-latency histogram by strategy
                                      (balance.<workload>.<strategy>.<N>cores.latency.b<K>)
   speedup_policies_<N>cores.svg      speedup per workload, beamcore's defaults against the peers'
                                      policy (balance.<workload>.{default,peers}.<N>cores.speedup)
   grain_efficiency.svg               efficiency (speedup / cores) by task size, per core count and
                                      policy (grain.<size>us.<N>cores[.peers].efficiency)
+Balance charts leave out one-core runs (nothing to balance); a histogram without steals is skipped.
 The balance suite names its policies `default` and `peers` where the strategies' names go, so the
 work, max/mean and latency charts show them beside the strategies.
+
+Each chart is built as a matplotlib Figure first (`render`), which the tests inspect, and saved
+by `main`. The SVG files carry no date and fixed element ids, so charts of the same figures are
+the same files and a commit shows only what changed.
 
 Usage: plot.py [--results bench/results.json] [--out bench/plots]
 """
 
 import argparse
 import json
-import math
 import re
 import sys
 from pathlib import Path
-from xml.sax.saxutils import escape
+
+try:
+    import matplotlib
+    from matplotlib.figure import Figure
+except ImportError:
+    sys.exit(f"plot.py: {sys.executable} cannot import matplotlib: run `make setup` (Debian's python3-matplotlib), "
+             "then run this under the Python that has it (scripts/mpl-python.sh prints it)")
 
 ROOT = Path(__file__).resolve().parent.parent
 
-WIDTH = 800
+# Reproducible SVG: no random ids, text kept as text (smaller, searchable).
+matplotlib.rcParams.update({"svg.hashsalt": "beamcore", "svg.fonttype": "none", "font.size": 10})
+SVG_METADATA = {"Date": None}
+
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 STRATEGY_ORDER = ["random", "load", "locality", "p2c", "adaptive", "default", "peers"]
@@ -43,19 +55,14 @@ LATENCY_BUCKETS = 10
 
 
 def colours(n):
-    """n colours: the palette, then evenly spaced hues if there are more series than it holds."""
+    """n colours: the palette, then matplotlib's tab20 if there are more series than it holds."""
     if n <= len(PALETTE):
         return PALETTE[:n]
-    out = list(PALETTE)
-    for i in range(n - len(PALETTE)):
-        hue = (i * 137.508) % 360
-        out.append(f"hsl({hue:.0f},60%,45%)")
-    return out
+    extra = matplotlib.colormaps["tab20"]
+    return PALETTE + [extra(i % 20) for i in range(n - len(PALETTE))]
 
 
 def fmt(value):
-    if value is None:
-        return "n/a"
     if abs(value) >= 100 or float(value).is_integer():
         return f"{value:,.0f}"
     if abs(value) >= 10:
@@ -63,140 +70,58 @@ def fmt(value):
     return f"{value:.2f}"
 
 
-def nice_ticks(top, count=5):
-    """Tick values from 0 to at least `top`, at a 1/2/2.5/5 x 10^k step."""
-    if top <= 0 or not math.isfinite(top):
-        return [0.0, 1.0]
-    raw = top / count
-    power = 10 ** math.floor(math.log10(raw))
-    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
-    ticks = [0.0]
-    while ticks[-1] < top * (1 - 1e-9):
-        ticks.append(round(ticks[-1] + step, 10))
-    return ticks
+def grouped_bars(ax, groups, series, values, y_label, x_label=None, group_labels=None, ref_line=None,
+                 ref_label=None, group_means=False, legend_title=None):
+    """Grouped bars on `ax`: one group per entry of `groups` (x), one bar per series in each.
 
-
-class Svg:
-    """A list of SVG elements with a header and the document's size."""
-
-    def __init__(self, height, title, subtitle=""):
-        self.height = height
-        self.parts = ['<rect width="100%" height="100%" fill="white"/>',
-                      f'<text class="title" x="{WIDTH / 2}" y="28" text-anchor="middle" font-size="19" '
-                      f'font-weight="bold">{escape(title)}</text>']
-        if subtitle:
-            self.parts.append(f'<text class="subtitle" x="{WIDTH / 2}" y="48" text-anchor="middle" '
-                              f'font-size="12" fill="#555">{escape(subtitle)}</text>')
-
-    def add(self, element):
-        self.parts.append(element)
-
-    def text(self):
-        return "\n".join([
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{self.height}" '
-            f'viewBox="0 0 {WIDTH} {self.height}" font-family="sans-serif" font-size="13">',
-            *self.parts, "</svg>"]) + "\n"
-
-
-def legend(svg, x, y, series, palette, title=None):
-    """A horizontal legend starting at (x, y), wrapping at the chart's width."""
-    cx = x
-    if title:
-        svg.add(f'<text x="{cx}" y="{y}" font-weight="bold">{escape(title)}</text>')
-        cx += 9 * len(title) + 12
-    for name, colour in zip(series, palette):
-        width = 26 + 8 * len(name)
-        if cx + width > WIDTH - 20:
-            cx, y = x, y + 20
-        svg.add(f'<g class="legend-item" data-series="{escape(name)}"><rect x="{cx}" y="{y - 11}" width="14" '
-                f'height="14" fill="{colour}"/><text x="{cx + 20}" y="{y}">{escape(name)}</text></g>')
-        cx += width + 14
-    return y
-
-
-def bar_panel(svg, box, groups, series, values, palette, y_label, x_label=None, ref_line=None,
-              group_labels=None, group_means=False):
-    """Grouped bars in box = (x, y, w, h), the plotting area: axes, ticks, labels and bars.
-
-    values[(group, series)] -> number or None (no bar). Each bar carries data-group,
-    data-series and data-value attributes and a tooltip. group_means: a dashed line across each
-    group at the mean of its bars.
+    values[(group, series)] -> number or None (no bar). Each series is one BarContainer labelled
+    with its name, holding a bar for every group (NaN where there is none), so its values read
+    back in group order. ref_line: a dashed horizontal line (gid `ref`); group_means: each
+    group's mean of its bars as a short dashed line across the group (gid `mean`).
     """
-    x0, y0, w, h = box
-    present = [v for v in values.values() if v is not None]
-    top = max(present + [ref_line or 0, 0]) or 1.0
-    ticks = nice_ticks(top)
-    y_max = ticks[-1]
-
-    def y_of(v):
-        return y0 + h - v / y_max * h
-
-    for t in ticks:
-        ty = y_of(t)
-        svg.add(f'<line x1="{x0}" y1="{ty:.1f}" x2="{x0 + w}" y2="{ty:.1f}" stroke="#000" '
-                f'stroke-opacity="{0.5 if t == 0 else 0.1}"/>')
-        svg.add(f'<text class="ytick" x="{x0 - 6}" y="{ty + 4:.1f}" text-anchor="end">{fmt(t)}</text>')
-    svg.add(f'<line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 + h}" stroke="#333"/>')
-    svg.add(f'<text class="ylabel" transform="translate({x0 - 58},{y0 + h / 2}) rotate(-90)" '
-            f'text-anchor="middle">{escape(y_label)}</text>')
-
-    group_w = w / max(len(groups), 1)
-    inner = group_w * 0.8
-    bar_w = inner / max(len(series), 1)
-    labels = group_labels or {}
-    for gi, group in enumerate(groups):
-        gx = x0 + gi * group_w + (group_w - inner) / 2
-        for si, name in enumerate(series):
-            value = values.get((group, name))
-            if value is None:
-                continue
-            bx = gx + si * bar_w
-            by = y_of(max(value, 0))
-            bh = y0 + h - by
-            tip = f"{labels.get(group, group)}, {name}: {fmt(value)}"
-            svg.add(f'<rect class="bar" data-group="{escape(group)}" data-series="{escape(name)}" '
-                    f'data-value="{value:g}" x="{bx + 1:.2f}" y="{by:.2f}" width="{max(bar_w - 2, 1):.2f}" '
-                    f'height="{bh:.2f}" fill="{palette[si]}"><title>{escape(tip)}</title></rect>')
-            if 6.5 * len(fmt(value)) + 2 <= bar_w:  # the label fits over its bar
-                svg.add(f'<text class="value" x="{bx + bar_w / 2:.2f}" y="{by - 4:.2f}" text-anchor="middle" '
-                        f'font-size="11">{fmt(value)}</text>')
-        present_here = [values[(group, n)] for n in series if values.get((group, n)) is not None]
-        if group_means and present_here:
-            mean = sum(present_here) / len(present_here)
-            svg.add(f'<line class="mean" data-group="{escape(group)}" data-value="{mean:g}" x1="{gx:.2f}" '
-                    f'y1="{y_of(mean):.2f}" x2="{gx + inner:.2f}" y2="{y_of(mean):.2f}" stroke="#222" '
-                    f'stroke-width="1.5" stroke-dasharray="5 3"><title>mean {fmt(mean)}</title></line>')
-        svg.add(f'<text class="xtick" x="{x0 + gi * group_w + group_w / 2:.2f}" y="{y0 + h + 18}" '
-                f'text-anchor="middle">{escape(labels.get(group, group))}</text>')
-    if ref_line is not None:
-        ry = y_of(ref_line)
-        svg.add(f'<line class="ref" x1="{x0}" y1="{ry:.1f}" x2="{x0 + w}" y2="{ry:.1f}" stroke="#c00" '
-                f'stroke-dasharray="6 4"/>')
-    if x_label:
-        svg.add(f'<text class="xlabel" x="{x0 + w / 2}" y="{y0 + h + 40}" text-anchor="middle">'
-                f'{escape(x_label)}</text>')
-
-
-def grouped_chart(title, subtitle, groups, series, values, y_label, x_label, legend_title=None,
-                  ref_line=None, ref_label=None, group_labels=None, group_means=False):
-    """A complete single-panel grouped bar chart."""
-    svg = Svg(480, title, subtitle)
     palette = colours(len(series))
-    legend_y = legend(svg, 80, 74, series, palette, legend_title)
-    top = legend_y + 22
-    bar_panel(svg, (80, top, WIDTH - 110, 480 - top - 60), groups, series, values, palette, y_label,
-              x_label, ref_line, group_labels, group_means)
-    if ref_line is not None and ref_label:
-        svg.add(f'<text x="{WIDTH - 32}" y="{top - 6}" text-anchor="end" fill="#c00" font-size="12">'
-                f'- - - {escape(ref_label)}</text>')
+    width = 0.8 / max(len(series), 1)
+    labels = group_labels or {}
+    for si, name in enumerate(series):
+        heights = [values.get((g, name)) for g in groups]
+        xs = [gi - 0.4 + width * (si + 0.5) for gi in range(len(groups))]
+        bars = ax.bar(xs, [float("nan") if h is None else h for h in heights], width * 0.92, label=name,
+                      color=palette[si])
+        if len(groups) * len(series) <= 24:  # a label over each bar while they stay readable
+            ax.bar_label(bars, labels=["" if h is None else fmt(h) for h in heights], fontsize=8, padding=2)
     if group_means:
-        svg.add(f'<text x="{WIDTH - 32}" y="{top - 6}" text-anchor="end" fill="#222" font-size="12">'
-                f'- - - mean of the group</text>')
-    return svg.text()
+        for gi, group in enumerate(groups):
+            present = [values[(group, n)] for n in series if values.get((group, n)) is not None]
+            if present:
+                mean = sum(present) / len(present)
+                ax.hlines(mean, gi - 0.4, gi + 0.4, colors="#222", linestyles="--", linewidth=1.2, gid="mean",
+                          label="mean of the group" if gi == 0 else None)
+    if ref_line is not None:
+        ax.axhline(ref_line, color="#c00", linestyle="--", linewidth=1, label=ref_label, gid="ref")
+    ax.set_xticks(range(len(groups)), [labels.get(g, g) for g in groups])
+    ax.set_ylabel(y_label)
+    if x_label:
+        ax.set_xlabel(x_label)
+    ax.set_ylim(bottom=0)
+    ax.margins(y=0.12)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    ax.legend(title=legend_title, fontsize=8, ncols=min(len(series) + 1, 8), loc="upper left",
+              bbox_to_anchor=(0, -0.14 if x_label else -0.08), frameon=False)
+
+
+def grouped_chart(title, subtitle, groups, series, values, y_label, x_label, **options):
+    """A complete single-panel grouped bar chart as a Figure."""
+    fig = Figure(figsize=(9, 5.4), layout="constrained")
+    ax = fig.add_subplot()
+    fig.suptitle(title, fontweight="bold")
+    ax.set_title(subtitle, fontsize=9, color="#555")
+    grouped_bars(ax, groups, series, values, y_label, x_label, **options)
+    return fig
 
 
 # ---------------------------------------------------------------------------------------------
-# The charts. Each returns a list of (file name, svg text) and a note on what it skipped.
+# The charts. Each returns a list of (file name, Figure) and a note on what it skipped.
 
 
 def value_of(results, name):
@@ -212,6 +137,12 @@ def unit_of(results, names, default):
     return units.pop() if len(units) == 1 else default
 
 
+DEQUE_LABELS = {"asm": "hand-written LDXR/STXR (asm)", "portable": "portable core::sync::atomic"}
+SCHED_LABELS = {"yield": "yield (switch to the next process)", "message_hop": "message hop (send + receive)",
+                "spawn_exit": "spawn + run + exit"}
+TRACED = "trace=on (recording events)"
+
+
 def hot_ops_chart(results):
     deque_ops = ["push", "pop", "steal"]
     variants = [v for v in ("asm", "portable") if any(value_of(results, f"deque.{v}.{op}") is not None
@@ -219,41 +150,31 @@ def hot_ops_chart(results):
     sched_ops = [op for op in ("yield", "message_hop", "spawn_exit") if value_of(results, f"sched.{op}") is not None]
     if not variants and not sched_ops:
         return [], "hot_ops.svg: no deque.{asm,portable}.* or sched.* figures"
-    svg = Svg(0, "Instructions per hot operation",
-              "1 Cortex-A72 core under QEMU -icount shift=0,sleep=off (1 ns of guest time per instruction)")
-    top = 80
-    panel_h = 230
+    panels = int(bool(variants)) + int(bool(sched_ops))
+    fig = Figure(figsize=(9, 4.2 * panels), layout="constrained")
+    fig.suptitle("Instructions per hot operation\n1 Cortex-A72 core under QEMU -icount shift=0,sleep=off "
+                 "(1 ns of guest time per instruction)", fontsize=11)
+    axes = iter(fig.subplots(panels, 1, squeeze=False)[:, 0])
     if variants:
-        svg.add(f'<text x="20" y="{top}" font-size="15" font-weight="bold">'
-                f'Chase-Lev deque, one core, uncontended</text>')
-        palette = colours(len(variants))
-        labels = {"asm": "hand-written LDXR/STXR (asm)", "portable": "portable core::sync::atomic"}
-        names = [labels[v] for v in variants]
-        legend_y = legend(svg, 90, top + 24, names, palette)
-        values = {(op, labels[v]): value_of(results, f"deque.{v}.{op}") for op in deque_ops for v in variants}
+        ax = next(axes)
+        ax.set_title("Chase-Lev deque, one core, uncontended", fontweight="bold", loc="left")
+        names = [DEQUE_LABELS[v] for v in variants]
+        values = {(op, DEQUE_LABELS[v]): value_of(results, f"deque.{v}.{op}") for op in deque_ops for v in variants}
         unit = unit_of(results, [f"deque.{v}.{op}" for v in variants for op in deque_ops], "insns")
-        bar_panel(svg, (90, legend_y + 26, WIDTH - 120, panel_h), deque_ops, names, values, palette,
-                  f"instructions per operation ({unit})")
-        top = legend_y + 26 + panel_h + 60
+        grouped_bars(ax, deque_ops, names, values, f"instructions per operation ({unit})")
     if sched_ops:
-        svg.add(f'<text x="20" y="{top}" font-size="15" font-weight="bold">'
-                f'Scheduler, one core, per operation</text>')
+        ax = next(axes)
+        ax.set_title("Scheduler, one core, per operation", fontweight="bold", loc="left")
         traced = any(value_of(results, f"sched.{op}.traced") is not None for op in sched_ops)
         name = "trace=off" if traced else "beamcore scheduler"
-        names = [name, "trace=on (recording events)"] if traced else [name]
-        palette = colours(len(names))
-        legend_y = legend(svg, 90, top + 24, names, palette)
+        names = [name, TRACED] if traced else [name]
         values = {(op, name): value_of(results, f"sched.{op}") for op in sched_ops}
         if traced:
-            values.update({(op, names[1]): value_of(results, f"sched.{op}.traced") for op in sched_ops})
+            values.update({(op, TRACED): value_of(results, f"sched.{op}.traced") for op in sched_ops})
         unit = unit_of(results, [f"sched.{op}" for op in sched_ops], "insns")
-        labels = {"yield": "yield (switch to the next process)", "message_hop": "message hop (send + receive)",
-                  "spawn_exit": "spawn + run + exit"}
-        bar_panel(svg, (90, legend_y + 26, WIDTH - 120, panel_h), sched_ops, names, values, palette,
-                  f"instructions per operation ({unit})", group_labels=labels)
-        top = legend_y + 26 + panel_h + 60
-    svg.height = top - 20
-    return [("hot_ops.svg", svg.text())], None
+        grouped_bars(ax, sched_ops, names, values, f"instructions per operation ({unit})",
+                     group_labels=SCHED_LABELS)
+    return [("hot_ops.svg", fig)], None
 
 
 def balance_figures(results):
@@ -314,7 +235,7 @@ def max_over_mean_charts(results, table):
             f"Balance: busiest core over the mean, workload {workload}",
             "max/mean of per-core work; 1.0 is perfect balance, lower is better",
             strategies, series, values, "max / mean work (ratio)", "victim-selection strategy",
-            legend_title="cores:", ref_line=1.0, ref_label="1.0 = perfect balance")))
+            legend_title="cores", ref_line=1.0, ref_label="1.0 = perfect balance")))
     return charts, None if charts else "max_over_mean_*.svg: no balance.*.max_over_mean figures"
 
 
@@ -345,7 +266,7 @@ def latency_charts(results, table):
                 f"Steal latency: workload {workload}, {cores} cores",
                 "successful steals per bucket; bucket K: below 2^(K+7) counter cycles, the last: the rest",
                 groups, strategies, values, "successful steals (count)", "steal latency (counter cycles)",
-                legend_title="strategy:", group_labels=labels)))
+                legend_title="strategy", group_labels=labels)))
     return charts, None if charts else "steal_latency_*.svg: no balance.*.latency.b<K> figures with steals"
 
 
@@ -362,7 +283,7 @@ def policy_charts(results, table):
             f"Speedup per workload on {cores} cores: beamcore's defaults and the peers' policy",
             "all work / the busiest core's work, under -icount; peers: random victim, steal half, "
             "no cooldown, no thresholds",
-            workloads, policies, values, "speedup (x)", "workload", legend_title="policy:",
+            workloads, policies, values, "speedup (x)", "workload", legend_title="policy",
             ref_line=float(cores), ref_label=f"{cores} = every core equally busy")))
     return charts, None if charts else "speedup_policies_*.svg: no balance.*.{default,peers}.*.speedup figures"
 
@@ -386,12 +307,12 @@ def grain_chart(results):
     return [("grain_efficiency.svg", grouped_chart(
         "Granularity: efficiency by task size",
         "speedup over the work on one core without tasks, divided by the cores; tasks spawned on core 0",
-        groups, names, values, "efficiency (speedup / cores)", "work per task", legend_title="cores:",
+        groups, names, values, "efficiency (speedup / cores)", "work per task", legend_title="cores, policy",
         ref_line=1.0, ref_label="1.0 = perfect", group_labels=labels))], None
 
 
 def render(results):
-    """All charts for `results`: ([(file name, svg)], [notes on skipped charts])."""
+    """All charts for `results`: ([(file name, Figure)], [notes on skipped charts])."""
     table = balance_figures(results)
     written, skipped = [], []
     for make in (lambda: hot_ops_chart(results), lambda: work_charts(results, table),
@@ -421,8 +342,8 @@ def main(argv=None):
     charts, skipped = render(results)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for name, text in charts:
-        (out / name).write_text(text)
+    for name, fig in charts:
+        fig.savefig(out / name, metadata=SVG_METADATA)
     for note in skipped:
         print(f"plot: skipped {note}")
     if charts:

@@ -2,9 +2,10 @@
 # Installs what beamcore needs on a fresh Debian bookworm machine: the Rust target
 # aarch64-unknown-none (through rust-toolchain.toml), QEMU >= 9 from bookworm-backports
 # (bookworm's own 7.2 lacks the raspi4b machine), the device-tree compiler, llvm-objcopy /
-# llvm-objdump (the Pi 4 image and its semihosting check) and gdb-multiarch (`make gdb`,
-# `make debug` and the suite's debugger test). `--mutants` installs cargo-mutants instead (for
-# `make mutants` only).
+# llvm-objdump (the Pi 4 image and its semihosting check), gdb-multiarch (`make gdb`,
+# `make debug` and the suite's debugger test) and matplotlib (`make plot`, `make trace` and the
+# tool tests draw with it; Debian's python3-matplotlib, so no pip and no virtualenv).
+# `--mutants` installs cargo-mutants instead (for `make mutants` only).
 # Says what it installs; does nothing when everything is already there.
 set -euo pipefail
 
@@ -39,6 +40,8 @@ command -v dtc >/dev/null 2>&1 || need_apt+=(device-tree-compiler)
 { command -v llvm-objcopy && command -v llvm-objdump; } >/dev/null 2>&1 || need_apt+=(llvm)
 # The debugger for an AArch64 target on any host (Debian's plain `gdb` knows only the host's).
 command -v gdb-multiarch >/dev/null 2>&1 || need_apt+=(gdb-multiarch)
+# Any Python 3 that imports it will do (scripts/mpl-python.sh picks it for the tools).
+"$(dirname "$0")/mpl-python.sh" >/dev/null || need_apt+=(python3-matplotlib)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     if ! command -v apt-get >/dev/null 2>&1; then
@@ -78,4 +81,5 @@ fi
 
 qemu_ok || { say "QEMU >= 9 still missing"; exit 1; }
 command -v gdb-multiarch >/dev/null 2>&1 || { say "gdb-multiarch still missing"; exit 1; }
-say "ready: $(qemu-system-aarch64 --version | head -1); $(gdb-multiarch --version | head -1)"
+mpl_python=$("$(dirname "$0")/mpl-python.sh") || { say "matplotlib still missing (python3-matplotlib)"; exit 1; }
+say "ready: $(qemu-system-aarch64 --version | head -1); $(gdb-multiarch --version | head -1); matplotlib $("$mpl_python" -c 'import matplotlib; print(matplotlib.__version__)') ($mpl_python)"

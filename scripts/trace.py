@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns beamcore's scheduling trace (bootarg `trace=on`) into a Chrome/Perfetto trace and an SVG.
+"""Turns beamcore's scheduling trace (bootarg `trace=on`) into a Chrome/Perfetto trace and a picture.
 
 The kernel prints, after its run, among other console lines:
 
@@ -23,7 +23,9 @@ first event, meaning the oldest event from its own buffer (run, a stop, sleep, i
 or a wake or spawn it caused itself); events other cores recorded about it may be older still.
 
 Writes OUT_PREFIX.json (Chrome trace event format: open it in https://ui.perfetto.dev or
-chrome://tracing) and OUT_PREFIX.svg (a static timeline), and prints a one-line summary.
+chrome://tracing, the view to explore it in) and OUT_PREFIX.png (the same timeline as a picture,
+drawn with matplotlib; skipped with a warning where matplotlib is missing), and prints a one-line
+summary.
 
 Usage: trace.py INPUT [-o OUT_PREFIX]    (INPUT: a console log, or - for stdin; default prefix: trace)
 """
@@ -31,12 +33,10 @@ Usage: trace.py INPUT [-o OUT_PREFIX]    (INPUT: a console log, or - for stdin; 
 import argparse
 import colorsys
 import json
-import math
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
 
 STOPS = ("yield", "preempt", "block", "exit")
 EVENTS = ("run", *STOPS, "spawn", "wake", "steal", "migrate", "sleep", "idle_end")
@@ -425,7 +425,7 @@ def chrome_trace(timeline):
 
 
 # ---------------------------------------------------------------------------------------------
-# SVG timeline
+# The timeline picture (matplotlib)
 
 
 def pid_colour(pid):
@@ -437,24 +437,6 @@ def pid_colour(pid):
     return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
 
 
-def text_colour(fill):
-    """Black or white, whichever reads better on the hex colour `fill`."""
-    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
-    return "#000" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#fff"
-
-
-def nice_step(span, target_ticks):
-    """A 1/2/5 x 10^k step giving about target_ticks intervals over span."""
-    if span <= 0:
-        return 1.0
-    raw = span / target_ticks
-    power = 10 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
-        if m * power >= raw:
-            return m * power
-    return 10 * power
-
-
 def time_unit(span_us):
     if span_us >= 2e6:
         return "s", 1e6
@@ -463,154 +445,99 @@ def time_unit(span_us):
     return "µs", 1.0
 
 
-def fmt_num(x):
-    return f"{x:.6g}"
+STEAL_COLOUR, MIGRATE_COLOUR, IDLE_COLOUR = "#d62728", "#1f5fbf", "#bdbdbd"
+ROW_HEIGHT = 0.7  # of the 1.0 between two cores' rows
 
 
-def svg_timeline(timeline):
-    """The timeline as an SVG document (str)."""
+def timeline_figure(timeline):
+    """The timeline as a matplotlib Figure: a row per core (core 0 on top), run slices coloured by
+    pid (labelled where wide enough), idle slices grey, hatched before a core's own buffer begins,
+    steals (solid red) and push migrations (dashed blue) as arrows from source row to
+    destination row. Artists carry gids (`run-core<N>`, `idle-core<N>`, `unrecorded-core<N>`,
+    `steal`, `migrate`) so a test can find what was drawn."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     trace = timeline.trace
-    width = 1200
-    left, right = 100, 30
-    plot_w = width - left - right
-    top = 70
-    row_h, row_gap = 30, 14
-    rows_h = trace.cores * (row_h + row_gap) - row_gap
-    axis_y = top + rows_h + 10
-    legend_y = axis_y + 66
-    height = legend_y + 80 + 18 * ((trace.cores + 7) // 8)
-    span_ticks = max(timeline.last - timeline.origin, 1)
-    span_us = span_ticks * 1e6 / trace.counter_hz
+    span_us = max(timeline.us(timeline.last), 1e-9)
+    unit, per = time_unit(span_us)
 
     def x(ticks):
-        return left + (ticks - timeline.origin) / span_ticks * plot_w
+        return timeline.us(ticks) / per
 
-    def row_top(core):
-        return top + core * (row_h + row_gap)
-
-    def centre(core):
-        return row_top(core) + row_h / 2
-
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">',
-        "<defs>",
-        '<pattern id="unrecorded" width="6" height="6" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4f4f4"/>'
-        '<line x1="0" y1="0" x2="0" y2="6" stroke="#d0d0d0" stroke-width="2"/></pattern>',
-        '<marker id="arrow-steal" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#d62728"/></marker>',
-        '<marker id="arrow-migrate" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#1f5fbf"/></marker>',
-        "</defs>",
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-    ]
-    title = (f"beamcore scheduling trace: {trace.cores} cores; run slices: {len(timeline.slices)}, "
-             f"steals: {sum(t.kind == 'steal' for t in timeline.transfers)}, "
-             f"migrations: {sum(t.kind == 'migrate' for t in timeline.transfers)}")
-    out.append(f'<text x="{left}" y="24" font-size="17" font-weight="bold">{escape(title)}</text>')
-    unit, per = time_unit(span_us)
-    subtitle = (f"counter {trace.counter_hz} Hz; time since the first recorded event, "
-                f"{fmt_num(span_us / per)} {unit} shown; hover a slice for its pid, reason and times")
-    out.append(f'<text x="{left}" y="44" fill="#444">{escape(subtitle)}</text>')
-
+    fig = Figure(figsize=(14, 1.6 + 0.45 * trace.cores), layout="constrained")
+    ax = fig.add_subplot()
+    half = ROW_HEIGHT / 2
     for core in range(trace.cores):
-        y = row_top(core)
-        out.append(f'<text x="{left - 10}" y="{centre(core) + 4:.1f}" text-anchor="end" '
-                   f'font-weight="bold">core {core}</text>')
-        out.append(f'<rect class="row" x="{left}" y="{y}" width="{plot_w}" height="{row_h}" '
-                   f'fill="#fafafa" stroke="#ddd"/>')
         events = trace.events.get(core)
         first = window_start(events) if events else timeline.last
         if first > timeline.origin:
-            out.append(f'<rect class="unrecorded" x="{left}" y="{y}" width="{x(first) - left:.2f}" '
-                       f'height="{row_h}" fill="url(#unrecorded)"><title>core {core}: its own buffer holds nothing '
-                       f'before {fmt_num(timeline.us(first))} µs</title></rect>')
+            ax.broken_barh([(0, x(first))], (core - half, ROW_HEIGHT), facecolors="#f4f4f4",
+                           edgecolors="#d0d0d0", hatch="///", linewidth=0, gid=f"unrecorded-core{core}")
+        idles = [s for s in timeline.idles if s.core == core]
+        if idles:
+            ax.broken_barh([(x(s.start), x(s.end) - x(s.start)) for s in idles], (core - half, ROW_HEIGHT),
+                           facecolors=IDLE_COLOUR, gid=f"idle-core{core}")
+        runs = sorted((s for s in timeline.slices if s.core == core), key=lambda s: s.start)
+        if runs:
+            ax.broken_barh([(x(s.start), x(s.end) - x(s.start)) for s in runs], (core - half, ROW_HEIGHT),
+                           facecolors=[pid_colour(s.pid) for s in runs], gid=f"run-core{core}")
+        for s in runs:
+            if (s.end - s.start) >= (timeline.last - timeline.origin) / 25:  # room for the pid
+                ax.text((x(s.start) + x(s.end)) / 2, core, s.pid, ha="center", va="center", fontsize=8,
+                        color="white", clip_on=True)
 
-    def rect(s, cls, fill, label):
-        x0, x1 = x(s.start), x(s.end)
-        w = max(x1 - x0, 0.4)
-        extra = []
-        if s.truncated_start:
-            extra.append("started before the buffer")
-        if s.open_end:
-            extra.append("still going at the dump")
-        note = f" ({'; '.join(extra)})" if extra else ""
-        tip = (f"core {s.core}: {label} {fmt_num(timeline.us(s.start))}–{fmt_num(timeline.us(s.end))} µs, "
-               f"{fmt_num((s.end - s.start) * 1e6 / trace.counter_hz)} µs, {s.reason}{note}")
-        pid_attr = f' data-pid={quoteattr(s.pid)}' if s.pid else ""
-        out.append(f'<rect class="{cls}"{pid_attr} x="{x0:.2f}" y="{row_top(s.core) + 3}" width="{w:.2f}" '
-                   f'height="{row_h - 6}" fill="{fill}"><title>{escape(tip)}</title></rect>')
-        if s.pid and w >= 9 * len(s.pid):  # room for the pid inside the slice
-            out.append(f'<text class="pid" x="{x0 + w / 2:.2f}" y="{centre(s.core) + 4:.1f}" '
-                       f'text-anchor="middle" font-size="11" fill="{text_colour(fill)}" pointer-events="none">'
-                       f'{escape(s.pid)}</text>')
+    for kind, colour, style in (("steal", STEAL_COLOUR, "solid"), ("migrate", MIGRATE_COLOUR, "dashed")):
+        moves = [t for t in timeline.transfers if t.kind == kind]
+        if not moves:
+            continue
+        # From the source row's centre to just short of the destination's, and a head there.
+        segments = [[(x(t.ts), t.from_core), (x(t.ts), t.to_core - 0.15 * (1 if t.to_core > t.from_core else -1))]
+                    for t in moves]
+        ax.add_collection(LineCollection(segments, colors=colour, linestyles=style, linewidths=1.2, gid=kind))
+        for downwards in (True, False):
+            heads = [seg[1] for seg, t in zip(segments, moves) if (t.to_core > t.from_core) == downwards]
+            if heads:
+                ax.scatter(*zip(*heads), marker="v" if downwards else "^", s=12, color=colour, zorder=3)
 
-    for s in timeline.idles:
-        rect(s, "idle", "#bdbdbd", "idle")
-    for s in timeline.slices:
-        rect(s, "slice", pid_colour(s.pid), s.pid)
+    ax.set_xlim(0, x(timeline.last))
+    ax.set_ylim(trace.cores - 0.5, -0.5)  # core 0 on top
+    labels = []
+    for core in range(trace.cores):
+        dropped = trace.dropped.get(core, 0)
+        labels.append(f"core {core}" + (f"\n{dropped} dropped" if dropped else ""))
+    ax.set_yticks(range(trace.cores), labels)
+    ax.set_xlabel(f"time ({unit}) since the first recorded event")
+    ax.grid(axis="x", alpha=0.25)
+    ax.set_axisbelow(True)
+    steals = sum(t.kind == "steal" for t in timeline.transfers)
+    migrations = sum(t.kind == "migrate" for t in timeline.transfers)
+    dropped = sum(trace.dropped.get(c, 0) for c in range(trace.cores))
+    ax.set_title(f"beamcore scheduling trace: {trace.cores} cores; run slices: {len(timeline.slices)}, "
+                 f"steals: {steals}, migrations: {migrations}; events dropped by the ring buffers: {dropped}",
+                 fontweight="bold", loc="left")
+    ax.legend(handles=[
+        Patch(facecolor="#4c9f70", label="process running (colour = pid)"),
+        Patch(facecolor=IDLE_COLOUR, label="core idle (sleep .. idle_end)"),
+        Patch(facecolor="#f4f4f4", edgecolor="#d0d0d0", hatch="///", label="before the core's oldest kept event"),
+        Line2D([], [], color=STEAL_COLOUR, label="steal (victim → thief)"),
+        Line2D([], [], color=MIGRATE_COLOUR, linestyle="dashed", label="push migration (source → destination)"),
+    ], loc="upper left", bbox_to_anchor=(0, -0.12 - 0.5 / max(trace.cores, 1)), ncols=5, fontsize=8, frameon=False)
+    return fig
 
-    for t in timeline.transfers:
-        cls, colour = ("steal", "#d62728") if t.kind == "steal" else ("migrate", "#1f5fbf")
-        xs = x(t.ts)
-        y0, y1 = centre(t.from_core), centre(t.to_core)
-        # stop short of the destination row's centre so the arrowhead stays visible
-        y1 += -6 if y1 > y0 else 6
-        dash = ' stroke-dasharray="4 3"' if t.kind == "migrate" else ""
-        tip = (f"{t.kind} {t.pid}: core {t.from_core} → core {t.to_core} at "
-               f"{fmt_num(timeline.us(t.ts))} µs")
-        out.append(f'<line class="{cls}" x1="{xs:.2f}" y1="{y0:.1f}" x2="{xs:.2f}" y2="{y1:.1f}" '
-                   f'stroke="{colour}" stroke-width="1.5"{dash} marker-end="url(#arrow-{cls})">'
-                   f'<title>{escape(tip)}</title></line>')
 
-    # time axis
-    out.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="#333"/>')
-    step = nice_step(span_us / per, 8)
-    tick = 0.0
-    while tick <= span_us / per * 1.0000001:
-        tx = left + tick * per / span_us * plot_w
-        out.append(f'<line x1="{tx:.2f}" y1="{axis_y}" x2="{tx:.2f}" y2="{axis_y + 5}" stroke="#333"/>')
-        out.append(f'<line x1="{tx:.2f}" y1="{top}" x2="{tx:.2f}" y2="{axis_y}" stroke="#000" '
-                   f'stroke-opacity="0.06"/>')
-        out.append(f'<text class="tick" x="{tx:.2f}" y="{axis_y + 19}" text-anchor="middle">'
-                   f'{fmt_num(round(tick, 9))}</text>')
-        tick += step
-    out.append(f'<text x="{left + plot_w / 2}" y="{axis_y + 38}" text-anchor="middle">'
-               f'time ({unit}) since the first recorded event</text>')
-
-    # legend: keys, then dropped events per core
-    ly = legend_y
-    keys = [
-        ('<rect x="0" y="-10" width="22" height="12" fill="#4c9f70"/>', "process running (colour = pid)"),
-        ('<rect x="0" y="-10" width="22" height="12" fill="#bdbdbd"/>', "core idle (sleep .. idle_end)"),
-        ('<rect x="0" y="-10" width="22" height="12" fill="url(#unrecorded)" stroke="#ccc"/>',
-         "before the core's oldest kept event"),
-        ('<line x1="0" y1="-4" x2="22" y2="-4" stroke="#d62728" stroke-width="2"/>', "steal (victim → thief)"),
-        ('<line x1="0" y1="-4" x2="22" y2="-4" stroke="#1f5fbf" stroke-width="2" stroke-dasharray="4 3"/>',
-         "push migration (source → destination)"),
-    ]
-    kx = left
-    for shape, label in keys:
-        out.append(f'<g class="key" transform="translate({kx},{ly})">{shape}'
-                   f'<text x="28" y="0">{escape(label)}</text></g>')
-        kx += 36 + 7 * len(label)
-        if kx > width - 240:
-            kx = left
-            ly += 20
-    ly += 26
-    total = sum(trace.dropped.get(c, 0) for c in range(trace.cores))
-    out.append(f'<text class="dropped-title" x="{left}" y="{ly}" font-weight="bold">'
-               f'dropped events (each core\'s ring buffer overwrote its oldest): {total} in all</text>')
-    ly += 18
-    for i, core in enumerate(range(trace.cores)):
-        cx = left + (i % 8) * 130
-        cy = ly + (i // 8) * 18
-        d = trace.dropped.get(core, 0)
-        colour = "#b00" if d else "#333"
-        out.append(f'<text class="dropped" x="{cx}" y="{cy}" fill="{colour}">core {core}: {d}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+def write_timeline(timeline, path):
+    """Saves the timeline as PNG; returns False (and says why) when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401  (only to tell a missing install apart)
+    except ImportError:
+        print(f"trace.py: warning: {sys.executable} cannot import matplotlib: {path} not drawn "
+              "(`make setup` installs it; scripts/mpl-python.sh prints the Python that has it)", file=sys.stderr)
+        return False
+    timeline_figure(timeline).savefig(path, dpi=100)
+    return True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -633,7 +560,7 @@ def summary(timeline, outputs):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("input", help="console log file, or - for stdin")
-    parser.add_argument("-o", "--out", default="trace", help="output prefix (writes PREFIX.json and PREFIX.svg)")
+    parser.add_argument("-o", "--out", default="trace", help="output prefix (writes PREFIX.json and PREFIX.png)")
     args = parser.parse_args(argv)
     try:
         lines = read_lines(args.input)
@@ -657,10 +584,10 @@ def main(argv=None):
     prefix = Path(args.out)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     json_path = prefix.with_name(prefix.name + ".json")
-    svg_path = prefix.with_name(prefix.name + ".svg")
+    png_path = prefix.with_name(prefix.name + ".png")
     json_path.write_text(json.dumps(chrome_trace(timeline), separators=(",", ":")) + "\n")
-    svg_path.write_text(svg_timeline(timeline))
-    print(summary(timeline, [json_path, svg_path]))
+    outputs = [json_path] + ([png_path] if write_timeline(timeline, png_path) else [])
+    print(summary(timeline, outputs))
     return 0
 
 

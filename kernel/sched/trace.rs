@@ -1,7 +1,7 @@
 //! Scheduling traces (bootarg `trace=on`): each core records what its scheduler does, with
 //! counter timestamps, in a ring buffer of its own; at the end of a run the kernel dumps every
 //! buffer on the console, and `make trace` (scripts/trace.py) turns the dump into a
-//! Perfetto/Chrome trace and an SVG timeline.
+//! Perfetto/Chrome trace and a timeline picture.
 //!
 //! Recording is lock-free and cheap: each buffer is written only by its own core, with IRQs
 //! masked (every recording site is scheduler code or an interrupt handler), so a record is a
