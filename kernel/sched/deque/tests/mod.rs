@@ -1,4 +1,5 @@
-//! The deque's host tests: unit, property (proptest), stress (std threads), loom models, bench.
+//! The deque's host tests: unit, property (proptest), stress (std threads), loom models (the
+//! host benchmark against crossbeam-deque is `host-bench/`, with criterion).
 //!
 //! Outside loom: `cargo test --lib --target x86_64-unknown-linux-gnu sched::deque`.
 //! Loom: `RUSTFLAGS="--cfg loom" cargo test --lib --release --target x86_64-unknown-linux-gnu
@@ -6,8 +7,6 @@
 
 #![forbid(unsafe_code)]
 
-#[cfg(not(loom))]
-mod bench;
 #[cfg(loom)]
 mod loom_models;
 #[cfg(not(loom))]
