@@ -39,7 +39,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench mutants check fmt clippy clean
+.PHONY: help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -61,6 +61,9 @@ help:
 	@echo "make soak        every workload and strategy at 4 and 8 cores, exactly-once checked (SOAK_S=200 s per boot, boots until 10^6 steals)"
 	@echo "                 figures into bench/results.json (soak.steals, soak.processes, soak.lost, soak.duplicated)"
 	@echo "make plot        charts of bench/results.json into bench/plots/ (matplotlib, SVG)"
+	@echo "make sim         host simulator: every workload and policy at 1..1024 cores (SEED=1); table in bench/sim.md,"
+	@echo "                 sim.* into bench/results.json, plots bench/plots/sim_*.svg (docs/simulator.md)"
+	@echo "make sim-calibrate  the simulator against the kernel in QEMU under -icount at 4 and 8 cores"
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234 (BOARD=rpi4 too)"
 	@echo "make debug       QEMU plus gdb-multiarch attached, stopped at boot_core_entry, one thread per core"
 	@echo "                 (console in target/debug/console.log; BOARD=rpi4 too; docs/debugging.md)"
@@ -116,6 +119,8 @@ test-host: $(SETUP_STAMP)
 	$(MPL_PYTHON) scripts/test_tools.py
 	@echo "==> test-host: the host benchmarks, each run once as a test (criterion's test mode)"
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
+	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
+	$(MAKE) --no-print-directory test-sim
 	@echo "==> test-host: loom model checks: deque, kill against slot reuse, trace ring (release, --cfg loom)"
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::deque sched::kill_model sched::trace_ring
 
@@ -180,10 +185,33 @@ test-deque-stxr-failure: $(SETUP_STAMP)
 	@echo "==> test-deque-stxr-failure: the stress test with injected store-exclusive failures"
 	scripts/deque-stxr-failure-check.sh
 
+# The host simulator (sim/, docs/simulator.md): a crate of its own, built for the host only
+# (the kernel's default target is aarch64-unknown-none), in target/sim.
+SEED     ?= 1
+SIM_JOBS ?= 2
+SIM_CARGO_ARGS := --manifest-path sim/Cargo.toml --target $(HOST_TARGET) --target-dir target/sim
+SIM_BIN := target/sim/$(HOST_TARGET)/release/beamcore-sim
+
+sim-build:
+	cargo build --release $(SIM_CARGO_ARGS)
+
+sim: $(SETUP_STAMP) sim-build
+	@echo "==> sim: every workload and policy at 1, 2, 4, ..., 1024 cores, seed $(SEED)"
+	$(SIM_BIN) sweep --seed $(SEED) --jobs $(SIM_JOBS) --out target/sim/sweep.json
+	$(MPL_PYTHON) scripts/sim.py --sweep target/sim/sweep.json
+
+sim-calibrate: $(SETUP_STAMP) kernel sim-build
+	@echo "==> sim-calibrate: the simulator against the kernel in QEMU under -icount, 4 and 8 cores"
+	python3 scripts/sim-calibrate.py
+
+test-sim:
+	cargo test --release $(SIM_CARGO_ARGS)
+
 check: fmt clippy
 
 fmt:
 	cargo fmt --all --check
+	cargo fmt --check --manifest-path sim/Cargo.toml
 
 clippy:
 	cargo clippy --all-targets -- -D warnings
@@ -191,6 +219,7 @@ clippy:
 	cargo clippy -p beamcore-host-bench --all-targets --target $(HOST_TARGET) -- -D warnings
 	cargo clippy --all-targets --features board-rpi4 --target-dir target/rpi4-build/qemu -- -D warnings
 	cargo clippy --lib --bins --no-default-features --features board-rpi4 --target-dir target/rpi4-build/board -- -D warnings
+	cargo clippy --all-targets $(SIM_CARGO_ARGS) -- -D warnings
 
 clean:
 	cargo clean

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Calibration of the host simulator against the kernel in QEMU (`make sim-calibrate`).
+
+Runs the `make run` kernel under `-icount shift=0,sleep=off` (as `make bench BENCH=balance`)
+and the simulator on the same workload, policy and core count, and compares how the work was
+shared between the cores: the report's per-core `work`, its busiest / mean (`max_over_mean`).
+Two simulations per case:
+
+- `sim`: a real machine's equal cores (what `make sim` reports);
+- `sim_icount`: every core's time scaled as QEMU's round-robin under `-icount` scales it: N
+  vCPUs share one virtual clock (a core's instruction takes N ns of guest time when all run)
+  and QEMU does not give them equal turns; the shares measured with one bound, always-busy
+  process per core (docs/benchmarks.md, "A limit of speedup measured under -icount") set the
+  factors.
+
+Prints the comparison, records `sim.calibration.<workload>.<policy>.<N>cores.*` in
+bench/results.json, and exits 1 when a gap (|sim_icount - qemu| of max_over_mean) exceeds
+--max-gap (default 0.1, the issue's bound; see docs/simulator.md for the measured gaps).
+
+Usage: sim-calibrate.py [--cores 4,8] [--workloads fib,uts,imbalanced,nqueens]
+                        [--policies default,peers] [--max-gap 0.1] [--jobs 2] [--no-record]
+"""
+
+import argparse
+import concurrent.futures
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench  # noqa: E402  (the same QEMU command lines and report parsing as make bench)
+
+HOST = bench.HOST_TARGET
+SIM = ROOT / f"target/sim/{HOST}/release/beamcore-sim"
+# Seeds each simulation runs with (its max/mean is averaged over them).
+SEEDS = [1, 2, 3]
+# Bootargs of each policy, as make bench runs them.
+POLICY_ARGS = {"default": "", "peers": bench.POLICIES["peers"]}
+# QEMU's vCPU shares under -icount with nothing to balance (docs/benchmarks.md, measured
+# 2026-11-26 with QEMU 10.0.2): units each core completed with one bound busy process per core.
+# At 4 cores QEMU falls into one of two profiles depending on the command line (not only its
+# length: padding every command line to one length was tried and gave a third mix): the one
+# measured with the experiment's own bootargs, and the one measured with other (unused) bootargs.
+ICOUNT_PROFILES = {
+    2: [[2584, 1562]],
+    4: [[1336, 1123, 960, 798], [594, 625, 1594, 1330]],
+    8: [[237, 268, 797, 722, 658, 604, 557, 517]],
+}
+
+
+def icount_factors(shares):
+    """Per-core time factors: N (the shared virtual clock) x mean share / the core's share."""
+    mean = sum(shares) / len(shares)
+    return [len(shares) * mean / s for s in shares]
+
+
+def summed(runs):
+    """Per-core work summed over runs."""
+    return [sum(col) for col in zip(*runs)]
+
+
+def distance(a, b):
+    """L1 distance between two work-share vectors (core by core)."""
+    ta, tb = sum(a) or 1, sum(b) or 1
+    return sum(abs(x / ta - y / tb) for x, y in zip(a, b))
+
+
+def max_over_mean(works):
+    mean = sum(works) / len(works)
+    return max(works) / mean if mean else 0.0
+
+
+def qemu_run(workload, policy, cores):
+    args = f"workload={workload} {POLICY_ARGS[policy]}".strip()
+    cmd = bench.qemu_command("beamcore", bench.icount_args(cores), args)
+    status, output = bench.run(cmd, timeout=900)
+    data = bench.report_of(output) if status == 0 else None
+    if data is None:
+        raise RuntimeError(f"QEMU {workload} {policy} {cores} cores failed (status {status}):\n{output[-2000:]}")
+    return [c["work"] for c in data["per_core"]], " ".join(cmd)
+
+
+def sim_run(workload, policy, cores, factors=None, seed=1):
+    cmd = [str(SIM), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
+           "--seed", str(seed), "--per-core"]
+    if factors:
+        cmd += ["--factors", ",".join(f"{f:.4f}" for f in factors)]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    data = json.loads(next(l for l in out.splitlines() if l.startswith("report: "))[len("report: "):])
+    return [c["work"] for c in data["per_core"]]
+
+
+def shares(works):
+    total = sum(works) or 1
+    return "[" + ", ".join(f"{w / total:.2f}" for w in works) + "]"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cores", default="4,8")
+    parser.add_argument("--workloads", default="fib,uts,imbalanced,nqueens")
+    parser.add_argument("--policies", default="default,peers")
+    parser.add_argument("--max-gap", type=float, default=0.1)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-record", action="store_true")
+    args = parser.parse_args()
+    cases = [(w, p, int(n)) for n in args.cores.split(",") for w in args.workloads.split(",")
+             for p in args.policies.split(",")]
+    if not SIM.exists():
+        sys.exit(f"sim-calibrate: {SIM} missing (make sim builds it)")
+    print(f"sim-calibrate: {len(cases)} QEMU runs under -icount, {args.jobs} at a time", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        qemu = dict(zip(cases, pool.map(lambda c: qemu_run(*c), cases)))
+    rows, failures, figures = [], 0, {}
+    for case in cases:
+        workload, policy, cores = case
+        q_works, command = qemu[case]
+        # QEMU's run is one deterministic sample; the simulator's is averaged over SEEDS (its
+        # thieves' random choices move max/mean by a few hundredths).
+        s_runs = [sim_run(workload, policy, cores, seed=seed) for seed in SEEDS]
+        # The profile QEMU's run shows (the nearer per-core shares) among those measured.
+        candidates = [[sim_run(workload, policy, cores, icount_factors(p), seed) for seed in SEEDS]
+                      for p in ICOUNT_PROFILES.get(cores, [])]
+        i_runs = min(candidates, key=lambda runs: distance(summed(runs), q_works)) if candidates else s_runs
+        s_works, i_works = summed(s_runs), summed(i_runs)
+        q = max_over_mean(q_works)
+        s = sum(map(max_over_mean, s_runs)) / len(s_runs)
+        i = sum(map(max_over_mean, i_runs)) / len(i_runs)
+        gap = abs(i - q)
+        ok = gap <= args.max_gap
+        failures += not ok
+        rows.append((workload, policy, cores, q, s, i, gap, ok, q_works, s_works, i_works))
+        prefix = f"sim.calibration.{workload}.{policy}.{cores}cores"
+        for name, value in (("qemu_max_over_mean", q), ("sim_max_over_mean", s),
+                            ("sim_icount_max_over_mean", i), ("gap", gap)):
+            figures[f"{prefix}.{name}"] = (round(value, 3), "ratio", command)
+    print("| workload | policy | cores | QEMU max/mean | sim (equal cores) | sim (-icount shares) | gap | within "
+          f"{args.max_gap} |")
+    print("|---|---|---|---|---|---|---|---|")
+    for w, p, n, q, s, i, gap, ok, *_ in rows:
+        print(f"| {w} | {p} | {n} | {q:.2f} | {s:.2f} | {i:.2f} | {gap:.2f} | {'yes' if ok else 'NO'} |")
+    print()
+    for w, p, n, q, s, i, gap, ok, qw, sw, iw in rows:
+        print(f"{w} {p} {n} cores: work shares QEMU {shares(qw)}, sim {shares(sw)}, sim -icount {shares(iw)}")
+    if not args.no_record:
+        path = ROOT / "bench/results.json"
+        results = json.loads(path.read_text()) if path.exists() else {}
+        for name, (value, unit, command) in figures.items():
+            results[name] = {"value": value, "unit": unit, "command": f"make sim-calibrate ({command})",
+                             "suite": "sim.calibration"}
+        bench.write_results(path, results)
+    print(f"sim-calibrate: {len(rows) - failures} of {len(rows)} within {args.max_gap} of QEMU's max/mean")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
