@@ -4,7 +4,8 @@
 //! beamcore-sim run   [--workload fib] [--policy default] [--cores 4] [--seed 1] [--grain-ns 10000]
 //!                    [--factors 1.2,0.9,..] [--per-core] [--results bench/results.json]
 //! beamcore-sim sweep [--out target/sim/sweep.json] [--seed 1] [--jobs 2] [--max-cores 1024]
-//!                    [--workloads fib,uts] [--policies default,peers] [--results bench/results.json]
+//!                    [--workloads fib,uts] [--policies default,peers] [--grain on|off]
+//!                    [--results bench/results.json]
 //! ```
 //!
 //! `run` prints one `report: {json}` line (the kernel's field names, plus makespan and speedup

@@ -116,6 +116,7 @@ proptest! {
         workload in workloads(), policy in policies(), cores in cores(), seed in any::<u64>(),
     ) {
         let costs = CostModel::fallback();
+        // SIM_TRACE_CASES=1 prints each case, so one that hangs or exhausts memory names itself.
         if std::env::var_os("SIM_TRACE_CASES").is_some() {
             eprintln!("case: {workload:?} {policy:?} {cores} {seed}");
         }
