@@ -6,7 +6,7 @@
 
 use aarch64_cpu::asm::barrier;
 
-use crate::arch::{cpu, mmu, psci};
+use crate::arch::{cpu, exception, mmu, psci};
 use crate::config::Config;
 use crate::drivers::gic::Gic;
 use crate::exit::{ExitCode, exit};
@@ -152,6 +152,10 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
         config.slice_us
     );
     let slice_ticks = time::us_to_ticks(u64::from(config.slice_us));
+    // What the exception vectors and the tick call: the SMP layer's IRQ handler and the
+    // scheduler's hooks (the lower layers name neither).
+    exception::set_handlers(exception::Handlers { irq: smp::handle_irq, process_fault: sched::on_process_fault });
+    smp::set_tick_handlers(smp::TickHandlers { tick: sched::on_tick, dump: sched::debug_dump });
     smp::init_boot(gic, slice_ticks);
     if let Err(error) = sched::init_global(
         slice_ticks,

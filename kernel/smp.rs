@@ -9,6 +9,10 @@
 //!
 //! Jobs are small pieces of kernel work run by a core's scheduler loop between processes (tests
 //! and bring-up use them); an SGI or the tick wakes a sleeping core to run them.
+//!
+//! This layer sits below the scheduler and names none of it: what a tick does beyond counting
+//! and re-arming (end a slice) and what the deadline watchdog prints are handlers the boot code
+//! registers ([`set_tick_handlers`]).
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -208,6 +212,24 @@ fn on_ping(me: &PerCore) {
     }
 }
 
+/// What a tick does besides counting itself and re-arming the timer, and what the deadline
+/// watchdog prints before it panics: registered at boot (the scheduler's).
+#[derive(Clone, Copy)]
+pub struct TickHandlers {
+    /// Every core's tick (IRQ context, IRQs masked); may rewrite the frame to end a slice.
+    pub tick: fn(&mut TrapFrame),
+    /// Prints the state of the run when the deadline watchdog fires.
+    pub dump: fn(),
+}
+
+static TICK_HANDLERS: spin::Once<TickHandlers> = spin::Once::new();
+
+/// Registers the tick handlers (the boot core, before ticks are taken). Later calls are
+/// ignored.
+pub fn set_tick_handlers(handlers: TickHandlers) {
+    TICK_HANDLERS.call_once(|| handlers);
+}
+
 /// Counter value after which core 0's tick declares the run stuck (0 = no watchdog).
 static WATCHDOG_AT: AtomicU64 = AtomicU64::new(0);
 
@@ -228,7 +250,9 @@ fn check_watchdog(frame: &TrapFrame) {
             frame.spsr,
             if crate::arch::context::interrupted_process(frame) { "a process" } else { "the kernel" }
         );
-        crate::sched::debug_dump();
+        if let Some(handlers) = TICK_HANDLERS.get() {
+            (handlers.dump)();
+        }
         panic!("watchdog: the run made no end within its deadline");
     }
 }
@@ -247,7 +271,9 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
                     check_watchdog(_frame);
                 }
                 // May end the running process's slice: the frame then returns to the scheduler.
-                crate::sched::on_tick(_frame);
+                if let Some(handlers) = TICK_HANDLERS.get() {
+                    (handlers.tick)(_frame);
+                }
             }
             id if id == Sgi::Wake as u32 => {}
             id if id == Sgi::Ping as u32 => on_ping(me),

@@ -5,10 +5,14 @@
 
 use core::sync::atomic::Ordering;
 
+use super::dispatch::{current_slot, switch_out};
+use super::mailbox;
+use super::percore::{OnCore, Pending, scheduler};
 use super::process::{
     self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
 };
-use super::scheduler::{self, CoreStats, Pending};
+use super::stats::CoreStats;
+use super::wake::{admit, make_runnable};
 use crate::arch::context;
 use crate::arch::cpu;
 use crate::mm::heap;
@@ -59,7 +63,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     }
     local.low_passes = 0;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
-    let irq = cpu::irq_save();
+    let mut on_core = OnCore::enter();
     let pid = {
         let mut shared = process.shared.lock();
         shared.state = State::Runnable;
@@ -68,9 +72,10 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
         shared.monitors.clear();
         Pid { index: slot, generation: shared.generation }
     };
+    // ORDERING: Relaxed: a label for traces; whoever runs the process gets it through the
+    // queue that hands it over.
     process.generation_hint.store(pid.generation, Ordering::Relaxed);
-    scheduler::admit(core, slot);
-    cpu::irq_restore(irq);
+    admit(&mut on_core, core, slot);
     Ok(pid)
 }
 
@@ -89,72 +94,36 @@ extern "C" fn process_entry(slot: u64) -> ! {
 
 /// The pid of the calling process, or `None` outside a process.
 pub fn self_pid() -> Option<Pid> {
-    let slot = scheduler::current_slot()?;
+    let slot = current_slot()?;
     let generation = process::slot(slot).shared.lock().generation;
     Some(Pid { index: slot, generation })
 }
 
 /// Ends the calling process's turn; it goes to the back of its run queue.
 pub fn yield_now() {
-    if scheduler::current_slot().is_some() {
-        scheduler::switch_out(Pending::Requeue);
+    let mut core = OnCore::enter();
+    if core.local().current.is_some() {
+        switch_out(core, Pending::Requeue);
     }
 }
 
 /// Charges `reductions` units of work to the calling process; when its budget for the slice
 /// (bootarg `reductions=`, default 4000) is spent, it yields.
 pub fn bump_reductions(reductions: u32) {
-    let Some(slot) = scheduler::current_slot() else { return };
-    let irq = cpu::irq_save();
+    let mut core = OnCore::enter();
+    let Some(slot) = core.local().current else { return };
     // SAFETY: the running process on its own core, IRQs masked.
     let local = unsafe { process::slot(slot).local() };
     local.reductions -= i64::from(reductions);
-    let spent = local.reductions <= 0;
-    cpu::irq_restore(irq);
-    if spent {
-        yield_now();
+    if local.reductions <= 0 {
+        switch_out(core, Pending::Requeue);
     }
 }
 
-/// Delivers `message` to `pid`'s mailbox and wakes it if it waits. Never blocks.
-///
-/// The wake is one step from the waiter's point of view: IRQs stay masked from the moment the
-/// state says `Runnable` until the process is in a run queue or inbox. Were the sender
-/// preempted in between, the woken process would be `Runnable` yet in no queue until the
-/// sender ran again, which a busy core may put off indefinitely (a max-priority process woken
-/// by a normal one on a core kept busy by another max-priority process never ran again).
+/// Delivers `message` to `pid`'s mailbox and wakes it if it waits. Never blocks. The wake is
+/// one step: see `mailbox::send`.
 pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
-    let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
-    let irq = cpu::irq_save();
-    let wake = {
-        let mut shared = process.shared.lock();
-        if shared.generation != pid.generation || shared.state == State::Free {
-            drop(shared);
-            cpu::irq_restore(irq);
-            return Err(SendError::NoProc(pid));
-        }
-        // A full mailbox grows (doubles): not into the kernel's reserve (see `mm::heap`).
-        let full = shared.mailbox.len() == shared.mailbox.capacity();
-        let growth = shared.mailbox.capacity().max(4) * core::mem::size_of::<Message>();
-        if full && !heap::within_reserve(growth, process::live_count()) || shared.mailbox.try_reserve(1).is_err() {
-            drop(shared);
-            cpu::irq_restore(irq);
-            return Err(SendError::OutOfMemory(pid));
-        }
-        shared.mailbox.push_back(message);
-        let wake = shared.state == State::Waiting;
-        if wake {
-            shared.state = State::Runnable;
-        }
-        wake
-    };
-    if wake {
-        let target = process.core.load(Ordering::Relaxed);
-        scheduler::trace_process(super::trace::Event::Wake, target, pid.index, cpu::core_id() as u32);
-        scheduler::make_runnable(pid.index);
-    }
-    cpu::irq_restore(irq);
-    Ok(())
+    mailbox::send(&mut OnCore::enter(), pid, message)
 }
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
@@ -180,37 +149,33 @@ pub fn receive_timeout(timeout_us: u64) -> Option<Message> {
 }
 
 /// Takes a message, or blocks once (until a message or the deadline) and returns `None`.
+/// Called by the running process.
 fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
-    let slot = scheduler::current_slot().expect("receive is called from a process");
+    let mut core = OnCore::enter();
+    let slot = core.local().current.expect("receive is called from a process");
     let process = process::slot(slot);
-    let irq = cpu::irq_save();
     {
         let mut shared = process.shared.lock();
         if let Some(message) = shared.mailbox.pop_front() {
-            drop(shared);
-            cpu::irq_restore(irq);
             return Some(message);
         }
         if deadline.is_some_and(|d| time::now_ticks() >= d) {
-            drop(shared);
-            cpu::irq_restore(irq);
             return None;
         }
         shared.state = State::Waiting;
         shared.timed_out = false;
         shared.wait_sequence = shared.wait_sequence.wrapping_add(1);
         if let Some(deadline) = deadline {
-            scheduler::add_timeout(slot, deadline, shared.wait_sequence);
+            core.local().timeouts.add(slot, deadline, shared.wait_sequence);
         }
     }
-    scheduler::switch_out(Pending::Block);
-    cpu::irq_restore(irq);
+    switch_out(core, Pending::Block);
     process.shared.lock().mailbox.pop_front()
 }
 
 /// Ends the calling process with `reason`; its monitors are told.
 pub fn exit(reason: ExitReason) -> ! {
-    scheduler::switch_out(Pending::Exit(reason));
+    switch_out(OnCore::enter(), Pending::Exit(reason));
     unreachable!("an exited process is never scheduled again")
 }
 
@@ -240,12 +205,10 @@ pub fn monitor(pid: Pid) -> Result<(), SendError> {
 pub fn kill(pid: Pid) -> Result<(), SendError> {
     let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
-    let irq = cpu::irq_save();
+    let mut core = OnCore::enter();
     let wake = {
         let mut shared = process.shared.lock();
         if shared.generation != pid.generation || shared.state == State::Free {
-            drop(shared);
-            cpu::irq_restore(irq);
             return Err(SendError::NoProc(pid));
         }
         // ORDERING: Relaxed is enough: the flag is written only under the slot lock, and the
@@ -259,9 +222,8 @@ pub fn kill(pid: Pid) -> Result<(), SendError> {
         wake
     };
     if wake {
-        scheduler::make_runnable(pid.index);
+        make_runnable(&mut core, pid.index);
     }
-    cpu::irq_restore(irq);
     Ok(())
 }
 
@@ -284,7 +246,7 @@ pub fn memory_in_use() -> usize {
 
 /// Scheduler counters of `core`.
 pub fn core_stats(core: usize) -> &'static CoreStats {
-    &scheduler::scheduler(core).stats
+    &scheduler(core).stats
 }
 
 /// Where a live process is, where it may go, and how often it has moved.
@@ -308,6 +270,6 @@ pub fn placement(pid: Pid) -> Option<Placement> {
 /// The load of `core`: 4 x max + 3 x high + 2 x normal + 1 x low runnable processes queued
 /// there (kept with per-priority atomic counters, readable from any core without locks).
 pub fn core_load(core: usize) -> u64 {
-    let scheduler = scheduler::scheduler(core);
+    let scheduler = scheduler(core);
     super::priority::Priority::ALL.iter().map(|&p| p.load_weight() * scheduler.runnable(p) as u64).sum()
 }

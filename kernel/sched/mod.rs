@@ -1,8 +1,9 @@
 //! Scheduling: BEAM-style processes on one scheduler per core, their run queues (the per-core
 //! work-stealing deque), priorities and messages.
 //!
-//! The pure parts (the deque, the priority rules) compile for the host too; the processes and
-//! the scheduler proper are bare-metal only.
+//! The pure parts (the deque, the priority rules, the balancer's policy) compile for the host
+//! too; the processes and the scheduler proper are bare-metal only. `scheduler.rs` says how the
+//! bare-metal files fit together.
 
 pub mod balance;
 pub mod deque;
@@ -11,16 +12,40 @@ pub mod trace_ring;
 
 #[cfg(target_os = "none")]
 mod api;
+#[cfg(target_os = "none")]
+mod dispatch;
+#[cfg(target_os = "none")]
+mod dump;
+#[cfg(target_os = "none")]
+mod hooks;
+#[cfg(target_os = "none")]
+mod idle;
 #[cfg(all(test, loom))]
 mod kill_model;
 #[cfg(target_os = "none")]
+mod mailbox;
+#[cfg(target_os = "none")]
+mod percore;
+#[cfg(target_os = "none")]
 mod process;
+#[cfg(target_os = "none")]
+mod runqueue;
 #[cfg(target_os = "none")]
 mod scheduler;
 #[cfg(target_os = "none")]
+mod settings;
+#[cfg(target_os = "none")]
+mod stats;
+#[cfg(target_os = "none")]
+mod steal;
+#[cfg(target_os = "none")]
 pub mod telemetry;
 #[cfg(target_os = "none")]
+mod timeouts;
+#[cfg(target_os = "none")]
 pub mod trace;
+#[cfg(target_os = "none")]
+mod wake;
 #[cfg(target_os = "none")]
 mod watchdog;
 
@@ -30,18 +55,30 @@ pub use api::{
     process_count, receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
+pub use dispatch::heap_not_reclaimed_bytes;
+#[cfg(target_os = "none")]
+pub(crate) use dispatch::{current_stack, set_program_main};
+#[cfg(target_os = "none")]
+pub use dump::debug_dump;
+#[cfg(target_os = "none")]
+pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
+#[cfg(target_os = "none")]
+pub(crate) use percore::init_this_core;
+#[cfg(target_os = "none")]
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid,
     SPAWN_FRAME_RESERVE_BYTES, SendError, SpawnError, SpawnOptions, limit as process_limit,
 };
 #[cfg(target_os = "none")]
-pub use scheduler::{
-    CoreStats, LATENCY_BUCKETS, balance_config, debug_dump, heap_not_reclaimed_bytes, max_migrations_seen, set_strategy,
-};
+pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]
-pub(crate) use scheduler::{
-    current_stack, init_global, init_this_core, on_panic, on_process_fault, on_tick, run_loop, set_program_main,
-};
+pub(crate) use settings::init_global;
+#[cfg(target_os = "none")]
+pub use settings::{balance_config, set_strategy};
+#[cfg(target_os = "none")]
+pub use stats::{CoreStats, LATENCY_BUCKETS};
+#[cfg(target_os = "none")]
+pub use steal::max_migrations_seen;
 
 pub use priority::Priority;
 #[cfg(target_os = "none")]

@@ -4,7 +4,10 @@
 use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::scheduler::{CoreStats, LATENCY_BUCKETS, balance_config, max_migrations_seen, scheduler};
+use super::percore::scheduler;
+use super::settings::balance_config;
+use super::stats::{CoreStats, LATENCY_BUCKETS};
+use super::steal::max_migrations_seen;
 use crate::mm::layout::MAX_CORES;
 use crate::report::JsonObject;
 use crate::{println, smp, time};

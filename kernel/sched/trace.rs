@@ -162,6 +162,17 @@ pub(crate) fn record(event: Event, core: usize, slot: u32, generation: u32, arg:
     ring.record(entry.encode());
 }
 
+/// Records `event` about the process in `slot` (its generation read without its lock), as
+/// [`record`] does.
+#[inline]
+pub(crate) fn process_event(event: Event, core: usize, slot: u32, arg: u32) {
+    if enabled() {
+        // ORDERING: Relaxed: a label for the trace; the lock's copy is the truth.
+        let generation = super::process::slot(slot).generation_hint.load(Ordering::Relaxed);
+        record(event, core, slot, generation, arg);
+    }
+}
+
 /// Prints every core's buffer, merged in time order. Meant for the end of a run, but correct
 /// while other cores still record (the watchdog dumps with every core running): each ring is
 /// copied with `Ring::snapshot`, which leaves out entries overwritten during the copy (they

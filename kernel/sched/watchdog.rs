@@ -13,8 +13,9 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::dump::debug_dump;
+use super::percore::scheduler;
 use super::process::{self, State};
-use super::scheduler;
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
 use crate::smp;
@@ -34,7 +35,7 @@ pub fn arm_progress_watchdog(seconds: u64) {
     let now = cpu::counter();
     for core in 0..MAX_CORES {
         PROGRESS_AT[core].store(now, Ordering::Relaxed);
-        TURNS_SEEN[core].store(scheduler::scheduler(core).stats.executed.load(Ordering::Relaxed), Ordering::Relaxed);
+        TURNS_SEEN[core].store(scheduler(core).stats.executed.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     NEXT_SAMPLE.store(now, Ordering::Relaxed);
     PERIOD_TICKS.store(seconds.saturating_mul(cpu::counter_frequency()).max(1), Ordering::Relaxed);
@@ -68,7 +69,7 @@ pub(crate) fn on_tick() {
     // ORDERING: Release pairs with the Acquire swap above (the next sampler).
     SAMPLING.store(false, Ordering::Release);
     if let Some(why) = verdict {
-        scheduler::debug_dump();
+        debug_dump();
         panic!("watchdog: {why}");
     }
 }
@@ -79,7 +80,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
     let mut frozen = heapless::Vec::<usize, MAX_CORES>::new();
     let mut latest_progress = 0u64;
     for core in 0..cores {
-        let turns = scheduler::scheduler(core).stats.executed.load(Ordering::Relaxed);
+        let turns = scheduler(core).stats.executed.load(Ordering::Relaxed);
         if turns != TURNS_SEEN[core].load(Ordering::Relaxed) {
             TURNS_SEEN[core].store(turns, Ordering::Relaxed);
             PROGRESS_AT[core].store(now, Ordering::Relaxed);
@@ -130,6 +131,6 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
 
 /// Runnable processes queued on `core` (all priorities).
 fn queued_on(core: usize) -> usize {
-    let scheduler = scheduler::scheduler(core);
+    let scheduler = scheduler(core);
     super::priority::Priority::ALL.iter().map(|&p| scheduler.runnable(p)).sum()
 }

@@ -1,17 +1,98 @@
 //! EL1 exceptions: the vector table (vectors.S), the saved context, and what each kind of
 //! exception leads to.
 //!
-//! IRQs go to the interrupt dispatcher. A synchronous exception taken from a process (EL1 on
-//! SP_EL0) ends that process (fault, or stack overflow when it hit its guard page) and the
-//! kernel goes on. Any other exception is a kernel fault: it prints the exception class, ELR,
-//! FAR, every register and the backtrace of the interrupted code, then a `PANIC` line, and
-//! exits QEMU with a failure status (the console contract in README.md).
+//! IRQs go to the interrupt handler registered at boot ([`set_handlers`]: the SMP layer's). A
+//! synchronous exception taken from EL1 on SP_EL0 (a process) goes to the registered process
+//! fault handler (the scheduler's), which ends that process (fault, or stack overflow when it
+//! hit its guard page) and the kernel goes on. Any other exception, or one no handler claims,
+//! is a kernel fault: it prints the exception class, ELR, FAR, every register and the
+//! backtrace of the interrupted code, then a `PANIC` line, and exits QEMU with a failure status
+//! (the console contract in README.md). This module names neither the scheduler nor the SMP
+//! layer: the boot code wires them in.
 
 use core::fmt;
 
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
+use tock_registers::LocalRegisterCopy;
 
 use crate::debug::backtrace::Backtrace;
+
+/// The exception class field's values (ESR_EL1.EC), as aarch64-cpu names them.
+type Class = ESR_EL1::EC::Value;
+
+/// What the kernel's exception handlers are; registered once at boot.
+#[derive(Clone, Copy)]
+pub struct Handlers {
+    /// An IRQ taken from EL1 (a process or the kernel), with IRQs masked.
+    pub irq: fn(&mut TrapFrame),
+    /// A synchronous exception taken from EL1 on SP_EL0. Returns true when it was a process's
+    /// and has been dealt with (the exception then returns where the frame now says); false
+    /// makes it a kernel fault.
+    pub process_fault: fn(&mut TrapFrame, &Syndrome) -> bool,
+}
+
+static HANDLERS: spin::Once<Handlers> = spin::Once::new();
+
+/// Registers the handlers (the boot core, before any core unmasks IRQs). Later calls are
+/// ignored.
+pub fn set_handlers(handlers: Handlers) {
+    HANDLERS.call_once(|| handlers);
+}
+
+/// Why a synchronous exception was taken: ESR_EL1 and FAR_EL1 as read on entry.
+#[derive(Clone, Copy, Debug)]
+pub struct Syndrome {
+    pub esr: u64,
+    pub far: u64,
+}
+
+impl Syndrome {
+    /// The syndrome of the exception being handled.
+    pub fn read() -> Syndrome {
+        Syndrome { esr: ESR_EL1.get(), far: FAR_EL1.get() }
+    }
+
+    /// The exception class, if aarch64-cpu names it.
+    pub fn class(&self) -> Option<Class> {
+        LocalRegisterCopy::<u64, ESR_EL1::Register>::new(self.esr).read_as_enum(ESR_EL1::EC)
+    }
+
+    /// The exception class field as a number (what `ExitReason::Fault` reports).
+    pub fn class_bits(&self) -> u8 {
+        LocalRegisterCopy::<u64, ESR_EL1::Register>::new(self.esr).read(ESR_EL1::EC) as u8
+    }
+
+    /// A data abort taken without a change of exception level (a process's or the kernel's
+    /// own load or store).
+    pub fn is_data_abort_here(&self) -> bool {
+        self.class() == Some(Class::DataAbortCurrentEL)
+    }
+
+    /// An abort's fault status code (ISS.DFSC/IFSC) says "translation fault" (the page is not
+    /// mapped), at any level: 0b0001xx.
+    pub fn is_translation_fault(&self) -> bool {
+        self.is_abort() && self.esr & 0x3c == 0x04
+    }
+
+    /// An instruction or data abort, from this or a lower exception level: FAR holds the
+    /// faulting address.
+    pub fn is_abort(&self) -> bool {
+        matches!(
+            self.class(),
+            Some(
+                Class::InstrAbortLowerEL
+                    | Class::InstrAbortCurrentEL
+                    | Class::DataAbortLowerEL
+                    | Class::DataAbortCurrentEL
+            )
+        )
+    }
+
+    /// The address the exception is about: FAR for an abort, else the instruction (ELR).
+    pub fn fault_address(&self, frame: &TrapFrame) -> u64 {
+        if self.is_abort() { self.far } else { frame.elr }
+    }
+}
 
 core::arch::global_asm!(include_str!("vectors.S"));
 
@@ -64,27 +145,28 @@ fn decode(vector: u64) -> (Origin, Kind) {
 
 /// The exception class field of ESR_EL1, named.
 pub fn class_name(esr: u64) -> &'static str {
-    match (esr >> 26) & 0x3f {
-        0x00 => "undefined instruction (EC 0, unknown reason)",
-        0x01 => "WFI/WFE trapped",
-        0x07 => "FP/SIMD access trapped",
-        0x0e => "illegal execution state",
-        0x15 => "SVC from AArch64",
-        0x16 => "HVC from AArch64",
-        0x17 => "SMC from AArch64",
-        0x18 => "system register access trapped",
-        0x20 => "instruction abort from a lower EL",
-        0x21 => "instruction abort (same EL)",
-        0x22 => "PC alignment fault",
-        0x24 => "data abort from a lower EL",
-        0x25 => "data abort (same EL)",
-        0x26 => "SP alignment fault",
-        0x2c => "floating-point exception",
-        0x2f => "SError",
-        0x30 | 0x31 => "breakpoint",
-        0x32 | 0x33 => "software step",
-        0x34 | 0x35 => "watchpoint",
-        0x3c => "BRK instruction",
+    let Some(class) = (Syndrome { esr, far: 0 }).class() else { return "other exception class" };
+    match class {
+        Class::Unknown => "undefined instruction (EC 0, unknown reason)",
+        Class::TrappedWFIorWFE => "WFI/WFE trapped",
+        Class::TrappedFP => "FP/SIMD access trapped",
+        Class::IllegalExecutionState => "illegal execution state",
+        Class::SVC64 => "SVC from AArch64",
+        Class::HVC64 => "HVC from AArch64",
+        Class::SMC64 => "SMC from AArch64",
+        Class::TrappedMsrMrs => "system register access trapped",
+        Class::InstrAbortLowerEL => "instruction abort from a lower EL",
+        Class::InstrAbortCurrentEL => "instruction abort (same EL)",
+        Class::PCAlignmentFault => "PC alignment fault",
+        Class::DataAbortLowerEL => "data abort from a lower EL",
+        Class::DataAbortCurrentEL => "data abort (same EL)",
+        Class::SPAlignmentFault => "SP alignment fault",
+        Class::TrappedFP64 => "floating-point exception",
+        Class::SError => "SError",
+        Class::BreakpointLowerEL | Class::BreakpointCurrentEL => "breakpoint",
+        Class::SoftwareStepLowerEL | Class::SoftwareStepCurrentEL => "software step",
+        Class::WatchpointLowerEL | Class::WatchpointCurrentEL => "watchpoint",
+        Class::Brk64 => "BRK instruction",
         _ => "other exception class",
     }
 }
@@ -116,7 +198,7 @@ pub struct FaultReport<'a> {
 
 impl fmt::Display for FaultReport<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let class = (self.esr >> 26) & 0x3f;
+        let syndrome = Syndrome { esr: self.esr, far: self.far };
         writeln!(
             f,
             "exception: {:?} {:?} on core {}: {} (ESR_EL1={:#010x} EC={:#04x} ISS={:#x})",
@@ -125,11 +207,13 @@ impl fmt::Display for FaultReport<'_> {
             self.core,
             class_name(self.esr),
             self.esr,
-            class,
+            syndrome.class_bits(),
             self.esr & 0x1ff_ffff
         )?;
-        if matches!(class, 0x20 | 0x21 | 0x24 | 0x25) {
-            let access = if class >= 0x24 && self.esr & (1 << 6) != 0 { "write" } else { "read" };
+        if syndrome.is_abort() {
+            // ISS.WnR (bit 6) of a data abort: the access was a write.
+            let data = matches!(syndrome.class(), Some(Class::DataAbortLowerEL | Class::DataAbortCurrentEL));
+            let access = if data && self.esr & (1 << 6) != 0 { "write" } else { "read" };
             writeln!(f, "  {}, {} access", fault_status_name(self.esr), access)?;
         }
         writeln!(
@@ -161,13 +245,17 @@ unsafe extern "C" fn exception_dispatch(vector: u64, frame: *mut TrapFrame) {
     // SAFETY: the frame lives on this core's stack for the duration of the call (contract).
     let frame = unsafe { &mut *frame };
     let (origin, kind) = decode(vector);
-    if kind == Kind::Irq && matches!(origin, Origin::CurrentElSp0 | Origin::CurrentElSpx) {
-        crate::smp::handle_irq(frame);
+    let handlers = HANDLERS.get();
+    if kind == Kind::Irq
+        && matches!(origin, Origin::CurrentElSp0 | Origin::CurrentElSpx)
+        && let Some(handlers) = handlers
+    {
+        (handlers.irq)(frame);
         return;
     }
     if kind == Kind::Synchronous
         && origin == Origin::CurrentElSp0
-        && crate::sched::on_process_fault(frame, ESR_EL1.get(), FAR_EL1.get())
+        && handlers.is_some_and(|h| (h.process_fault)(frame, &Syndrome::read()))
     {
         // A process faulted: it is ended and the exception returns into its core's scheduler.
         return;

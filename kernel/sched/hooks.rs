@@ -1,0 +1,155 @@
+//! What the kernel's handlers ask of the scheduler: the timer tick (which may end the running
+//! process's slice), a synchronous exception in a process (which ends that process only), and
+//! a Rust panic in a process's own code (likewise). `kernel_init` registers the first two with
+//! the interrupt and exception code; the panic handler calls the third.
+
+use core::sync::atomic::Ordering;
+
+use super::dispatch::{is_program_main, switch_out};
+use super::percore::{OnCore, Pending};
+use super::process::{self, ExitReason, Pid};
+use super::settings::slice_ticks;
+use super::stats::bump;
+use crate::arch::context;
+use crate::arch::cpu;
+use crate::arch::exception::{Syndrome, TrapFrame};
+use crate::debug::backtrace::Backtrace;
+use crate::mm::heap;
+use crate::mm::stacks::GrowError;
+
+/// Timer tick (IRQ context): ends the running process's slice when it has had its time.
+pub(crate) fn on_tick(frame: &mut TrapFrame) {
+    super::watchdog::on_tick();
+    if !context::interrupted_process(frame) {
+        return;
+    }
+    // The interrupted process ran with IRQs unmasked, so it held no `OnCore`; the scheduler's
+    // is lent to it.
+    let mut core = OnCore::enter();
+    let me = core.scheduler();
+    let local = core.local();
+    let Some(slot) = local.current else { return };
+    if cpu::counter().wrapping_sub(local.slice_started) < slice_ticks() {
+        return;
+    }
+    let process = process::slot(slot);
+    // SAFETY: the interrupted process runs on this core, which owns its `Local`; it is not
+    // running while its handler runs.
+    let process_local = unsafe { process.local() };
+    let stack = process_local.stack.as_mut().expect("a running process has a stack");
+    let frame_bytes = core::mem::size_of::<TrapFrame>();
+    let save_at = (frame.sp_el0 as usize).saturating_sub(frame_bytes) & !15;
+    // The frame goes below the stack pointer, maybe below the stack's mapped part: map it first
+    // (a fault here, on the kernel stack, would be the kernel's own).
+    // The process was running its own code (IRQs unmasked): it may not take the last pages.
+    if let Err(error) = stack.grow_to(save_at, false) {
+        // No room to save its registers: it has as good as overflowed, or no page was free.
+        let reason = if error == GrowError::OutOfMemory { ExitReason::OutOfMemory } else { ExitReason::StackOverflow };
+        if reason == ExitReason::OutOfMemory {
+            // ORDERING: Relaxed: the running process's own generation, set before it ran.
+            let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
+            crate::println!("process {pid} on core {} ended: {reason} (preempted)", core.id());
+        }
+        end_with(&mut core, frame, reason);
+        return;
+    }
+    // SAFETY: `save_at..save_at + frame_bytes` lies in the process's own stack below its stack
+    // pointer (unused by it), and the process cannot run until this frame is consumed.
+    unsafe { core::ptr::copy_nonoverlapping(frame as *const TrapFrame, save_at as *mut TrapFrame, 1) };
+    process_local.preempted_frame = Some(save_at as *const TrapFrame);
+    local.pending = Pending::Preempted;
+    bump(&me.stats.preemptions);
+    // SAFETY: `frame` is this exception's frame, taken while the process ran; the scheduler
+    // context was saved when it started the process.
+    unsafe { context::end_turn_from_exception(frame, &local.context) };
+}
+
+/// Ends the running process's turn from an exception, with `reason`.
+fn end_with(core: &mut OnCore, frame: &mut TrapFrame, reason: ExitReason) {
+    bump(&core.scheduler().stats.faults);
+    let local = core.local();
+    local.pending = Pending::Exit(reason);
+    // SAFETY: as in `on_tick`: this exception interrupted the running process.
+    unsafe { context::end_turn_from_exception(frame, &local.context) };
+}
+
+/// A synchronous exception in a process (exception context). A translation fault just below
+/// the mapped part of its stack grows the stack, and the process goes on; any other ends it
+/// with the reason the fault implies. Returns true either way; false if no process was running
+/// (a kernel fault, which the caller reports as fatal).
+pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
+    if !context::interrupted_process(frame) {
+        return false;
+    }
+    let mut core = OnCore::enter_from_fault();
+    // Read without borrowing `Local`: the process may have faulted in kernel code that holds
+    // its core's `Local` borrowed (see `OnCore::enter_from_fault`), and after a stack growth it
+    // goes on using it.
+    let Some(slot) = core.scheduler().current_unborrowed() else { return false };
+    let process = process::slot(slot);
+    let far = syndrome.far as usize;
+    // SAFETY: the interrupted process runs on this core, which owns its `Local`; its stack is
+    // not in use while its fault is handled.
+    let stack = unsafe { process.local().stack.as_mut() };
+    let mut out_of_memory = false;
+    if let Some(stack) =
+        stack.filter(|s| syndrome.is_data_abort_here() && syndrome.is_translation_fault() && s.can_grow_to(far))
+    {
+        // Just below the mapped part of its stack: map it, and the access is retried on return.
+        // With IRQs masked it was in kernel code, perhaps holding a lock: it may take the last
+        // pages rather than be ended there (SPSR.I, bit 7: IRQs masked where it faulted).
+        let kernel_code = frame.spsr & (1 << 7) != 0;
+        match stack.grow_to(far, kernel_code) {
+            Ok(()) => return true,
+            Err(_) => out_of_memory = true,
+        }
+    }
+    // SAFETY: as above; a copy of its stack's guard range is taken.
+    let guard = unsafe { process.local().stack.as_ref() }.map(|s| s.guard());
+    let in_guard = guard.is_some_and(|g| g.contains(&far));
+    let reason = if out_of_memory {
+        ExitReason::OutOfMemory
+    } else if syndrome.is_data_abort_here() && in_guard {
+        ExitReason::StackOverflow
+    } else {
+        ExitReason::Fault { class: syndrome.class_bits(), address: syndrome.fault_address(frame) }
+    };
+    let pid = Pid { index: slot, generation: process.shared.lock().generation };
+    let backtrace = Backtrace::of_exception(frame);
+    crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})\n{backtrace}", core.id(), frame.elr);
+    end_with(&mut core, frame, reason);
+    true
+}
+
+/// A Rust panic (panic handler context). If it happened in a process's own code (on its stack,
+/// IRQs unmasked, so no kernel lock or per-core state is held), ends that process with
+/// `ExitReason::Panic` and never returns. Returns only when the panic is the kernel's own,
+/// which the caller treats as fatal.
+pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
+    if cpu::irqs_masked() || !context::running_on_process_stack() {
+        return;
+    }
+    let mut core = OnCore::enter();
+    let id = core.id();
+    let local = core.local();
+    let Some(slot) = local.current else { return };
+    let turn_began_at = local.turn_heap_mark;
+    let process = process::slot(slot);
+    // SAFETY: this process runs here and nothing else holds its `Local`; a copy is read.
+    let earlier_turns = unsafe { process.local().heap_net_bytes };
+    let held = earlier_turns + heap::net_bytes_on(id) - turn_began_at;
+    // ORDERING: Relaxed: the running process's own generation, set before it ran.
+    let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
+    if is_program_main(pid) {
+        // The program itself failed: that ends the run, as a kernel panic does.
+        return;
+    }
+    crate::println!(
+        "process {pid} on core {id} ended: panic: {message} ({} heap bytes it allocated are not reclaimed)\n\
+         {backtrace}",
+        held.max(0)
+    );
+    bump(&core.scheduler().stats.faults);
+    switch_out(core, Pending::Exit(ExitReason::Panic));
+    unreachable!("a process that panicked is never scheduled again");
+}

@@ -1,0 +1,48 @@
+//! Delivering a message to a process's mailbox, and waking the receiver if it waits: what `send`
+//! does and what a process's end does for its monitors. The mailbox and the process's state
+//! are under the slot's lock; taking a message is `api::receive`'s.
+
+use core::sync::atomic::Ordering;
+
+use super::percore::OnCore;
+use super::process::{self, Message, Pid, SendError, State};
+use super::trace::{self, Event};
+use super::wake::make_runnable;
+use crate::mm::heap;
+
+/// Delivers `message` to `pid`'s mailbox and queues `pid` if it was waiting.
+///
+/// The wake is one step from the waiter's point of view: the caller's `OnCore` keeps IRQs
+/// masked from the moment the state says `Runnable` until the process is in a run queue or
+/// inbox. Were the sender preempted in between, the woken process would be `Runnable` yet in no
+/// queue until the sender ran again, which a busy core may put off indefinitely (a max-priority
+/// process woken by a normal one on a core kept busy by another max-priority process never ran
+/// again).
+pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), SendError> {
+    let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
+    let wake = {
+        let mut shared = process.shared.lock();
+        if shared.generation != pid.generation || shared.state == State::Free {
+            return Err(SendError::NoProc(pid));
+        }
+        // A full mailbox grows (doubles): not into the kernel's reserve (see `mm::heap`).
+        let full = shared.mailbox.len() == shared.mailbox.capacity();
+        let growth = shared.mailbox.capacity().max(4) * core::mem::size_of::<Message>();
+        if full && !heap::within_reserve(growth, process::live_count()) || shared.mailbox.try_reserve(1).is_err() {
+            return Err(SendError::OutOfMemory(pid));
+        }
+        shared.mailbox.push_back(message);
+        let wake = shared.state == State::Waiting;
+        if wake {
+            shared.state = State::Runnable;
+        }
+        wake
+    };
+    if wake {
+        // ORDERING: Relaxed: for the trace only (`make_runnable` reads it again).
+        let target = process.core.load(Ordering::Relaxed);
+        trace::process_event(Event::Wake, target, pid.index, core.id() as u32);
+        make_runnable(core, pid.index);
+    }
+    Ok(())
+}

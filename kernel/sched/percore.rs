@@ -1,0 +1,287 @@
+//! Each core's scheduler state, and the one way to reach the owner-only part of it: [`OnCore`],
+//! a guard that masks IRQs while it lives and hands out the calling core's [`Local`].
+//!
+//! `Local` is touched only by its own core, with IRQs masked: by the scheduler loop, by the
+//! process it runs (inside the kernel's API, which takes an `OnCore`), and by the timer and
+//! fault handlers that interrupt that process. Everything other cores read or write (the
+//! inbox, the runnable counts, the thieves' ends of the queues, the statistics) lives beside
+//! it in [`CoreScheduler`], atomic or locked.
+//!
+//! Functions below an entry point (an API call, the loop, a handler) take `&mut OnCore` and
+//! borrow `Local` from it for as long as they need it; a call that needs the core again (to
+//! queue a process, say) borrows the same guard again, so the borrow checker sees to it that
+//! no two `&mut Local` are ever alive at once. Only entry points make an `OnCore`; debug builds
+//! check that no other is alive on the core then.
+
+use alloc::collections::VecDeque;
+use core::cell::UnsafeCell;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicBool, AtomicUsize};
+#[cfg(debug_assertions)]
+use core::sync::atomic::{AtomicBool as DebugFlag, Ordering};
+
+use super::balance::{AdaptiveState, NEVER, Rng};
+use super::process::ExitReason;
+use super::runqueue::{RunQueues, SharedQueues};
+use super::stats::CoreStats;
+use super::timeouts::Timeouts;
+use super::{settings, trace};
+use crate::arch::context::Context;
+use crate::arch::cpu::{self, IrqState};
+use crate::mm::layout::MAX_CORES;
+use crate::sync::IrqSpinLock;
+
+/// What the running process asked its scheduler to do once it has switched away.
+///
+/// `repr(u64)` for the same reason as `Message`: aligned word moves instead of a `memcpy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u64)]
+pub(crate) enum Pending {
+    Nothing,
+    /// Back into the run queue (yield, or the reductions budget is spent).
+    Requeue,
+    /// Back into the run queue: the timer ended its slice.
+    Preempted,
+    /// Nothing: it is waiting; whoever wakes it queues it.
+    Block,
+    /// End it.
+    Exit(ExitReason),
+}
+
+/// What only the owning core touches (with IRQs masked, or from its running process).
+pub(super) struct Local {
+    /// The scheduler loop's own context while a process runs.
+    pub context: Context,
+    pub current: Option<u32>,
+    pub pending: Pending,
+    pub queues: RunQueues,
+    pub slice_started: u64,
+    pub timeouts: Timeouts,
+    pub rng: Rng,
+    pub adaptive: AdaptiveState,
+    /// Counter reading of the last successful steal from each victim.
+    pub last_steal: [u64; MAX_CORES],
+    /// When core 0 last looked for severe imbalance.
+    pub last_rebalance: u64,
+    /// This core's heap balance (`heap::net_bytes_on`) when the current turn began.
+    pub turn_heap_mark: i64,
+    /// This core counts in `SEARCHING`.
+    pub searching: bool,
+    /// When this core's current search began, and how many rounds it has made.
+    pub search_started: u64,
+    pub search_rounds: u32,
+}
+
+/// One core's scheduler: its owner-only state and what other cores may touch.
+#[repr(C, align(64))]
+pub(crate) struct CoreScheduler {
+    local: UnsafeCell<Local>,
+    /// Processes other cores made runnable here, for the owner to queue.
+    pub(super) inbox: IrqSpinLock<VecDeque<u32>>,
+    pub(super) inbox_len: AtomicUsize,
+    pub(super) sleeping: AtomicBool,
+    pub(super) queues: SharedQueues,
+    pub stats: CoreStats,
+    /// An `OnCore` is alive on this core (debug builds check there is never a second).
+    #[cfg(debug_assertions)]
+    entered: DebugFlag,
+}
+
+// SAFETY: `local` is only touched by the owning core through `OnCore` (see there); everything
+// else is atomic or locked.
+unsafe impl Sync for CoreScheduler {}
+
+impl CoreScheduler {
+    const fn new() -> Self {
+        CoreScheduler {
+            local: UnsafeCell::new(Local {
+                context: Context::ZERO,
+                current: None,
+                pending: Pending::Nothing,
+                queues: RunQueues::new(),
+                slice_started: 0,
+                timeouts: Timeouts::new(),
+                rng: Rng::new(1),
+                adaptive: AdaptiveState::new(),
+                last_steal: [NEVER; MAX_CORES],
+                last_rebalance: 0,
+                turn_heap_mark: 0,
+                searching: false,
+                search_started: 0,
+                search_rounds: 0,
+            }),
+            inbox: IrqSpinLock::new(VecDeque::new()),
+            inbox_len: AtomicUsize::new(0),
+            sleeping: AtomicBool::new(false),
+            queues: SharedQueues::new(),
+            stats: CoreStats::new(),
+            #[cfg(debug_assertions)]
+            entered: DebugFlag::new(false),
+        }
+    }
+
+    /// The process running on this core, read without borrowing `Local`: for backtraces, which
+    /// may be taken on the way down in the middle of scheduler code that holds it, and for a
+    /// fault that interrupted such code. Call on the owning core with IRQs masked.
+    pub(super) fn current_unborrowed(&self) -> Option<u32> {
+        // SAFETY: a copy of one field read through the raw pointer, no reference made: on the
+        // owning core with IRQs masked (caller) nothing else runs on the core meanwhile, and a
+        // `&mut Local` further up this core's stack is not in use during the read.
+        unsafe { core::ptr::addr_of!((*self.local.get()).current).read() }
+    }
+
+    /// Runnable processes of `priority` queued on this core.
+    pub fn runnable(&self, priority: super::Priority) -> usize {
+        self.queues.runnable(priority)
+    }
+}
+
+static SCHEDULERS: [CoreScheduler; MAX_CORES] = [const { CoreScheduler::new() }; MAX_CORES];
+
+/// Core `core`'s scheduler (its shared parts; `Local` only through `OnCore`).
+pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
+    &SCHEDULERS[core]
+}
+
+/// The calling core's scheduler, if the core has its id yet (on the way down it may not).
+pub(super) fn this_scheduler_checked() -> Option<&'static CoreScheduler> {
+    SCHEDULERS.get(cpu::core_id())
+}
+
+/// The calling core's scheduler, IRQs masked while it lives: the owner's access to `Local`.
+pub(super) struct OnCore {
+    scheduler: &'static CoreScheduler,
+    irq: IrqState,
+    /// Neither `Send` nor `Sync`: the guard stands for "this core, IRQs masked".
+    _this_core_only: PhantomData<*mut ()>,
+    #[cfg(debug_assertions)]
+    entered_before: bool,
+}
+
+impl OnCore {
+    /// Masks IRQs and takes the calling core's scheduler. For entry points only: an API call,
+    /// the scheduler loop, an exception handler. Code they call takes `&mut OnCore`.
+    #[inline(always)]
+    pub fn enter() -> OnCore {
+        let irq = cpu::irq_save();
+        let scheduler = &SCHEDULERS[cpu::core_id()];
+        #[cfg(debug_assertions)]
+        {
+            // ORDERING: Relaxed: only this core reads or writes its flag.
+            let entered_before = scheduler.entered.swap(true, Ordering::Relaxed);
+            assert!(!entered_before, "a second OnCore on core {}", cpu::core_id());
+            OnCore { scheduler, irq, _this_core_only: PhantomData, entered_before }
+        }
+        #[cfg(not(debug_assertions))]
+        OnCore { scheduler, irq, _this_core_only: PhantomData }
+    }
+
+    /// Like [`enter`](Self::enter), for a synchronous exception taken from a process, which may
+    /// have been in the kernel holding an `OnCore` of its own (a fault in kernel code it called
+    /// with IRQs masked: its stack growing, say). The handler must then not touch what that code
+    /// was using: it reads which process runs without borrowing `Local`
+    /// ([`CoreScheduler::current_unborrowed`]), and borrows `Local` only to end the process (its
+    /// code, and so its guard, never runs again).
+    #[inline(always)]
+    pub fn enter_from_fault() -> OnCore {
+        let irq = cpu::irq_save();
+        let scheduler = &SCHEDULERS[cpu::core_id()];
+        #[cfg(debug_assertions)]
+        {
+            // ORDERING: Relaxed, as in `enter`.
+            let entered_before = scheduler.entered.swap(true, Ordering::Relaxed);
+            OnCore { scheduler, irq, _this_core_only: PhantomData, entered_before }
+        }
+        #[cfg(not(debug_assertions))]
+        OnCore { scheduler, irq, _this_core_only: PhantomData }
+    }
+
+    /// The shared parts of this core's scheduler.
+    #[inline(always)]
+    pub fn scheduler(&self) -> &'static CoreScheduler {
+        self.scheduler
+    }
+
+    /// This core's id.
+    #[inline(always)]
+    pub fn id(&self) -> usize {
+        cpu::core_id()
+    }
+
+    /// The owner-only state, for as long as this guard is borrowed.
+    #[inline(always)]
+    pub fn local(&mut self) -> &mut Local {
+        // SAFETY: the one place `Local` is reached. An `OnCore` exists only on the core it was
+        // made on (it is neither `Send` nor `Sync`), with IRQs masked for its whole life, so no handler on this
+        // core can run in the middle; only entry points make one, and the code they call
+        // borrows it mutably, so this `&mut` is the only one alive. Across a context switch
+        // the other side's guard takes over (`lend`), and this one is not used until it
+        // returns.
+        unsafe { &mut *self.scheduler.local.get() }
+    }
+
+    /// Queues a runnable process of this core.
+    #[inline]
+    pub fn enqueue(&mut self, slot: u32) {
+        let shared = &self.scheduler.queues;
+        self.local().queues.push(shared, slot);
+    }
+
+    /// Gives the core up from the running process: runs `switch` (the process's switch to its
+    /// scheduler), which returns when the process is resumed, maybe on another core (a thief
+    /// took it meanwhile). The guard is consumed: it named the core the process left, which may
+    /// no longer be the one it runs on. IRQs come back to the state the guard found, on
+    /// whichever core that is, where no other guard is alive (whoever resumes a process holds
+    /// none).
+    #[inline(always)]
+    pub fn switch_away(self, switch: impl FnOnce()) {
+        #[cfg(debug_assertions)]
+        // ORDERING: Relaxed: this core's own flag.
+        self.scheduler.entered.store(false, Ordering::Relaxed);
+        let irq = self.irq;
+        core::mem::forget(self);
+        switch();
+        #[cfg(debug_assertions)]
+        // ORDERING: Relaxed: the resuming core's own flag.
+        debug_assert!(!SCHEDULERS[cpu::core_id()].entered.load(Ordering::Relaxed), "a process resumed under a guard");
+        cpu::irq_restore(irq);
+    }
+
+    /// Runs `switch`, the scheduler loop's switch to a process, which makes an `OnCore` of its
+    /// own while this one waits, and returns when the core comes back to the loop. Debug builds
+    /// hand the "one guard" check over with it.
+    #[inline(always)]
+    pub fn lend<R>(&mut self, switch: impl FnOnce() -> R) -> R {
+        #[cfg(debug_assertions)]
+        // ORDERING: Relaxed: this core's own flag.
+        self.scheduler.entered.store(false, Ordering::Relaxed);
+        let result = switch();
+        #[cfg(debug_assertions)]
+        // ORDERING: Relaxed, as above.
+        self.scheduler.entered.store(true, Ordering::Relaxed);
+        result
+    }
+}
+
+impl Drop for OnCore {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(debug_assertions)]
+        // ORDERING: Relaxed: this core's own flag.
+        self.scheduler.entered.store(self.entered_before, Ordering::Relaxed);
+        cpu::irq_restore(self.irq);
+    }
+}
+
+/// Each core, before its loop: its run queues, its random number generator, its trace buffer.
+pub(crate) fn init_this_core() {
+    let mut core = OnCore::enter();
+    let me = core.scheduler();
+    me.inbox.lock().reserve(64);
+    let local = core.local();
+    local.queues.init(&me.queues);
+    local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));
+    if trace::init_this_core(settings::trace_requested()).is_err() {
+        crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
+    }
+}

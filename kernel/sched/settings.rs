@@ -1,0 +1,111 @@
+//! The scheduler's settings, fixed at boot from the bootargs (`init_global`): slice length,
+//! reductions per slice, tracing, the balancer's rules and strategy, and the idle search's and
+//! push rebalancing's periods converted to counter ticks.
+
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+
+use super::balance::{BalanceConfig, Strategy};
+use super::process;
+use crate::arch::cpu;
+
+/// Counter ticks per slice.
+static SLICE_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Reductions per slice.
+static REDUCTIONS_PER_SLICE: AtomicU64 = AtomicU64::new(4000);
+/// Whether `trace=on` asked for scheduling traces.
+static TRACE: AtomicBool = AtomicBool::new(false);
+/// The balancer's settings and strategy, fixed at boot.
+static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
+/// The victim strategy in force: the boot choice unless a program changed it since.
+static STRATEGY: AtomicU8 = AtomicU8::new(u8::MAX);
+
+/// How long an idle core keeps searching before it sleeps, and the longest pause between two of
+/// its steal rounds (the pauses grow exponentially from `SEARCH_PAUSE_MIN_NS`, with jitter).
+const SEARCH_BUDGET_NS: u64 = 50_000;
+const SEARCH_PAUSE_MIN_NS: u64 = 500;
+const SEARCH_PAUSE_MAX_NS: u64 = 8_000;
+/// The three above in counter ticks, computed once at boot.
+static SEARCH_BUDGET_TICKS: AtomicU64 = AtomicU64::new(0);
+static SEARCH_PAUSE_MIN_TICKS: AtomicU64 = AtomicU64::new(1);
+static SEARCH_PAUSE_MAX_TICKS: AtomicU64 = AtomicU64::new(1);
+/// Push rebalancing looks for severe imbalance this often (counter cycles are derived from it).
+const REBALANCE_PERIOD_US: u64 = 2_000;
+/// `REBALANCE_PERIOD_US` in counter ticks, computed once at boot.
+static REBALANCE_PERIOD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+// ORDERING (whole file): every setting is written once on the boot core before the other cores
+// are started (their start publishes it), or is a switch whose exact moment does not matter
+// (`set_strategy`); Relaxed throughout.
+
+/// Boot core, before any core schedules.
+pub(crate) fn init_global(
+    slice_ticks: u64,
+    reductions: u64,
+    balance: BalanceConfig,
+    strategy: Strategy,
+    trace_on: bool,
+) -> Result<(), crate::mm::heap::OutOfMemory> {
+    TRACE.store(trace_on, Ordering::Relaxed);
+    BALANCE.call_once(|| (balance, strategy));
+    REBALANCE_PERIOD_TICKS.store(crate::time::us_to_ticks(REBALANCE_PERIOD_US), Ordering::Relaxed);
+    let ns_to_ticks = |ns: u64| (ns.saturating_mul(cpu::counter_frequency()) / 1_000_000_000).max(1);
+    SEARCH_BUDGET_TICKS.store(ns_to_ticks(SEARCH_BUDGET_NS), Ordering::Relaxed);
+    SEARCH_PAUSE_MIN_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MIN_NS), Ordering::Relaxed);
+    SEARCH_PAUSE_MAX_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MAX_NS), Ordering::Relaxed);
+    SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
+    REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
+    process::init_table()
+}
+
+/// Whether `trace=on` asked for traces (each core then makes its buffer).
+pub(super) fn trace_requested() -> bool {
+    TRACE.load(Ordering::Relaxed)
+}
+
+/// Counter ticks per slice.
+#[inline(always)]
+pub(super) fn slice_ticks() -> u64 {
+    SLICE_TICKS.load(Ordering::Relaxed)
+}
+
+/// Reductions a slice starts with.
+#[inline(always)]
+pub(crate) fn reductions_per_slice() -> i64 {
+    REDUCTIONS_PER_SLICE.load(Ordering::Relaxed) as i64
+}
+
+/// The balancer's rules and boot strategy.
+pub(super) fn balance() -> &'static (BalanceConfig, Strategy) {
+    BALANCE.get().expect("balancer configured at boot")
+}
+
+/// The victim strategy in force.
+pub(super) fn strategy() -> Strategy {
+    Strategy::ALL.get(STRATEGY.load(Ordering::Relaxed) as usize).copied().unwrap_or(balance().1)
+}
+
+/// Switches every core's victim strategy from its next steal round on (the soak runs every
+/// strategy in one boot). Thieves pick it up at their next round; no round mixes two.
+pub fn set_strategy(strategy: Strategy) {
+    let index = Strategy::ALL.iter().position(|&s| s == strategy).unwrap_or(0);
+    STRATEGY.store(index as u8, Ordering::Relaxed);
+}
+
+/// The balancer's configuration in force.
+pub fn balance_config() -> (BalanceConfig, Strategy) {
+    (balance().0, strategy())
+}
+
+/// The idle search's budget, shortest and longest pause, in counter ticks.
+pub(super) fn search_ticks() -> (u64, u64, u64) {
+    (
+        SEARCH_BUDGET_TICKS.load(Ordering::Relaxed),
+        SEARCH_PAUSE_MIN_TICKS.load(Ordering::Relaxed),
+        SEARCH_PAUSE_MAX_TICKS.load(Ordering::Relaxed),
+    )
+}
+
+/// How often push rebalancing looks, in counter ticks.
+pub(super) fn rebalance_period_ticks() -> u64 {
+    REBALANCE_PERIOD_TICKS.load(Ordering::Relaxed)
+}

@@ -1,0 +1,116 @@
+//! Per-core scheduler counters: what `core_stats`, the telemetry table, the report line, the
+//! watchdog and the tests read. Each counter is written by its own core only (a plain load and
+//! store, no read-modify-write), except the migration counts, which thieves write too.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Buckets of the steal latency histogram.
+pub const LATENCY_BUCKETS: usize = 10;
+
+/// Per-core counters, readable by any core; each is written only by its own core.
+pub struct CoreStats {
+    /// Turns given to processes (each run until yield, block, exit or preemption).
+    pub executed: AtomicU64,
+    /// Processes that ended here.
+    pub completed: AtomicU64,
+    /// Slices ended by the timer.
+    pub preemptions: AtomicU64,
+    /// Processes taken from this core's own queues.
+    pub local_pops: AtomicU64,
+    /// Processes spawned on this core.
+    pub spawned: AtomicU64,
+    /// Processes ended by a fault or a stack overflow.
+    pub faults: AtomicU64,
+    /// Steal attempts (one per victim tried) and successful steals.
+    pub steal_attempts: AtomicU64,
+    pub steals: AtomicU64,
+    /// Failed attempts, by cause.
+    pub fail_empty: AtomicU64,
+    pub fail_below_threshold: AtomicU64,
+    pub fail_cooldown: AtomicU64,
+    /// The victim had runnable processes, but none that may move (bound, migration limit,
+    /// protected max priority).
+    pub fail_migration_limit: AtomicU64,
+    pub fail_lost_race: AtomicU64,
+    /// Processes that moved here, and away from here (written by other cores too).
+    pub migrated_in: AtomicU64,
+    pub migrated_out: AtomicU64,
+    /// Steal latency in counter cycles: bucket i counts steals below 2^(i+7) cycles (i < 9),
+    /// the last bucket everything longer.
+    pub steal_latency: [AtomicU64; LATENCY_BUCKETS],
+    /// Counter cycles spent asleep in WFI.
+    pub asleep_cycles: AtomicU64,
+    /// Counter ticks this core spent asleep or searching while another core held at least
+    /// `min_steal` stealable processes: parallelism lost. An upper bound: a sleep is counted
+    /// whole when there was such work at its end, though the work may have appeared late.
+    pub idle_with_work_ticks: AtomicU64,
+    /// Smallest gap, in counter cycles, between two successful steals from the same victim
+    /// (u64::MAX if there were none): never below the cooldown.
+    pub min_steal_gap: AtomicU64,
+    /// Processes moved by push rebalancing (counted on the core that did it).
+    pub rebalanced: AtomicU64,
+    /// `Steal::Retry` results of the owner's FIFO take from its own deque (`take_oldest`): a
+    /// thief won the top item, or the store-exclusive of the CAS on `top` failed on every
+    /// attempt (a lost reservation; frequent only in a `deque_inject_stxr_failure` build).
+    pub take_oldest_retries: AtomicU64,
+    /// Processes taken by this core's successful steals (with `steal=one`, exactly `steals`).
+    pub stolen: AtomicU64,
+    /// The victims' stealable counts this core decided on, summed over its successful steals:
+    /// with `steal=half` each steal must take at least half of what it saw.
+    pub stealable_seen: AtomicU64,
+    /// Times `take_oldest` gave up after `TAKE_OLDEST_ATTEMPTS` retries in a row, leaving the
+    /// item in the deque for the next pass of the scheduler loop.
+    pub take_oldest_gave_up: AtomicU64,
+}
+
+impl CoreStats {
+    pub(super) const fn new() -> CoreStats {
+        CoreStats {
+            executed: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            preemptions: AtomicU64::new(0),
+            local_pops: AtomicU64::new(0),
+            spawned: AtomicU64::new(0),
+            faults: AtomicU64::new(0),
+            steal_attempts: AtomicU64::new(0),
+            steals: AtomicU64::new(0),
+            fail_empty: AtomicU64::new(0),
+            fail_below_threshold: AtomicU64::new(0),
+            fail_cooldown: AtomicU64::new(0),
+            fail_migration_limit: AtomicU64::new(0),
+            fail_lost_race: AtomicU64::new(0),
+            migrated_in: AtomicU64::new(0),
+            migrated_out: AtomicU64::new(0),
+            steal_latency: [const { AtomicU64::new(0) }; LATENCY_BUCKETS],
+            asleep_cycles: AtomicU64::new(0),
+            idle_with_work_ticks: AtomicU64::new(0),
+            min_steal_gap: AtomicU64::new(u64::MAX),
+            rebalanced: AtomicU64::new(0),
+            take_oldest_retries: AtomicU64::new(0),
+            stolen: AtomicU64::new(0),
+            stealable_seen: AtomicU64::new(0),
+            take_oldest_gave_up: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The histogram bucket of a steal that took `cycles` counter cycles.
+pub(super) fn latency_bucket(cycles: u64) -> usize {
+    let log = 64 - cycles.leading_zeros() as usize; // bits needed
+    log.saturating_sub(7).min(LATENCY_BUCKETS - 1)
+}
+
+/// Adds one to a counter that only its own core writes: a plain load and store, no
+/// read-modify-write, since there is no other writer to race with.
+#[inline(always)]
+pub(super) fn bump(counter: &AtomicU64) {
+    add(counter, 1);
+}
+
+/// Adds to a counter only its own core writes (see [`bump`]).
+#[inline(always)]
+pub(super) fn add(counter: &AtomicU64, amount: u64) {
+    // ORDERING: Relaxed: a statistic with one writer; readers want a recent value, not an
+    // ordering with anything else.
+    counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
+}

@@ -1,0 +1,259 @@
+//! Work stealing and push rebalancing: an idle core's steal round (victims picked by the
+//! strategy, each judged by the balancer's rules, with backoff between attempts), the fresh
+//! look a core about to sleep takes, and core 0's periodic push from the busiest core to the
+//! idlest on severe imbalance. The rules themselves are pure (`balance/`, host-tested).
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::balance::CoreView;
+use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_ticks, check_victim, steal_count};
+use super::deque::Steal;
+use super::percore::{OnCore, scheduler};
+use super::process;
+use super::settings::{balance, rebalance_period_ticks, strategy};
+use super::stats::{add, bump, latency_bucket};
+use super::trace::{self, Event};
+use super::wake::make_runnable;
+use crate::arch::cpu;
+use crate::mm::layout::MAX_CORES;
+use crate::smp;
+
+/// Most processes one push-rebalancing round moves.
+const REBALANCE_BATCH: usize = 16;
+
+/// The most migrations any process has made.
+static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
+
+/// The most migrations any process has made so far.
+pub fn max_migrations_seen() -> u32 {
+    // ORDERING: Relaxed: a figure for the report.
+    MAX_MIGRATIONS_SEEN.load(Ordering::Relaxed)
+}
+
+/// What an idle core's round of stealing came to.
+pub(super) enum StealRound {
+    /// It took at least one process, from this victim.
+    Took(usize),
+    /// Nothing taken; a victim with work refused only for its cooldown, which ends at this
+    /// counter reading.
+    CoolingUntil(u64),
+    /// Nothing to take anywhere.
+    Nothing,
+}
+
+/// What a thief sees of every online core.
+fn core_views(cores: usize) -> heapless::Vec<CoreView, MAX_CORES> {
+    (0..cores)
+        .map(|core| {
+            let queues = &scheduler(core).queues;
+            // ORDERING: Relaxed: load figures; the steal itself is ordered by the deque.
+            let by_priority = [0, 1, 2, 3].map(|p| queues.runnable[p].load(Ordering::Relaxed));
+            CoreView {
+                load: CoreView::load_of(by_priority),
+                stealable: queues.stealable_total(),
+                runnable: by_priority.iter().sum(),
+                cluster: (smp::core(core).mpidr() >> 8) & 0xff,
+            }
+        })
+        .collect()
+}
+
+/// Moves a process just taken from `victim`'s stealable queue to core `to`.
+fn migrate(slot: u32, victim: usize, to: usize) {
+    let process = process::slot(slot);
+    // ORDERING: Relaxed throughout: counts and the process's placement; the process itself
+    // is handed over by the deque's steal (and the queue or inbox it goes into next).
+    scheduler(victim).queues.runnable[process.priority() as usize].fetch_sub(1, Ordering::Relaxed);
+    process.core.store(to, Ordering::Relaxed);
+    let migrations = process.migrations.fetch_add(1, Ordering::Relaxed) + 1;
+    MAX_MIGRATIONS_SEEN.fetch_max(migrations, Ordering::Relaxed);
+    scheduler(victim).stats.migrated_out.fetch_add(1, Ordering::Relaxed);
+    scheduler(to).stats.migrated_in.fetch_add(1, Ordering::Relaxed);
+}
+
+/// An idle core's round of stealing: up to `retries` victims chosen by the strategy, with
+/// backoff between attempts (short and bounded by `backoff_max_ticks`).
+pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
+    let thief = core.id();
+    let cores = smp::cores_online();
+    if cores < 2 {
+        return StealRound::Nothing;
+    }
+    let (config, _) = *balance();
+    let strategy = strategy();
+    let stats = &core.scheduler().stats;
+    let views = core_views(cores);
+    let victims = {
+        let local = core.local();
+        let effective = if strategy == Strategy::Adaptive { local.adaptive.current() } else { strategy };
+        VictimPicker::pick(effective, thief, &views, &mut local.rng, config.retries as usize)
+    };
+    // The earliest moment a victim that refused only for its cooldown becomes available.
+    let mut cooled_at: Option<u64> = None;
+    for (attempt, &victim) in victims.iter().enumerate() {
+        let pause = backoff_ticks(&config, attempt as u32, core.local().rng.next_u64());
+        let resume_at = cpu::counter() + pause;
+        while cpu::counter() < resume_at {
+            cpu::relax();
+        }
+        let started = cpu::counter();
+        // ORDERING: Relaxed: a statistic.
+        stats.steal_attempts.fetch_add(1, Ordering::Relaxed);
+        // Fresh numbers for the chosen victim: the snapshot may be a backoff old.
+        let view = core_views(cores)[victim];
+        let thief_load = views[thief].load;
+        let last_steal = core.local().last_steal[victim];
+        let outcome = check_victim(&config, thief_load, &view, started, last_steal);
+        let taken = match outcome {
+            Err(refusal) => {
+                let counter = match refusal {
+                    Refusal::Empty => &stats.fail_empty,
+                    Refusal::BelowThreshold => &stats.fail_below_threshold,
+                    Refusal::Cooldown => {
+                        let at = last_steal.wrapping_add(config.cooldown_ticks);
+                        cooled_at = Some(cooled_at.map_or(at, |t: u64| t.min(at)));
+                        &stats.fail_cooldown
+                    }
+                    Refusal::Unmovable => &stats.fail_migration_limit,
+                };
+                bump(counter);
+                0
+            }
+            Ok(()) => steal_from(core, victim, steal_count(config.amount, view.stealable)),
+        };
+        core.local().adaptive.record(taken > 0);
+        if taken > 0 {
+            let now = cpu::counter();
+            bump(&stats.steals);
+            add(&stats.stolen, taken as u64);
+            add(&stats.stealable_seen, view.stealable as u64);
+            bump(&stats.steal_latency[latency_bucket(now - started)]);
+            if last_steal != NEVER {
+                let gap = now.wrapping_sub(last_steal);
+                // ORDERING: Relaxed: a statistic only this core writes.
+                if gap < stats.min_steal_gap.load(Ordering::Relaxed) {
+                    stats.min_steal_gap.store(gap, Ordering::Relaxed);
+                }
+            }
+            core.local().last_steal[victim] = now;
+            return StealRound::Took(victim);
+        }
+    }
+    match cooled_at {
+        Some(at) => StealRound::CoolingUntil(at),
+        None => StealRound::Nothing,
+    }
+}
+
+/// Takes up to `count` processes from `victim`, highest priority level first.
+fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
+    let thief = core.id();
+    let stats = &core.scheduler().stats;
+    let Some(stealers) = scheduler(victim).queues.stealers.get() else { return 0 };
+    let mut taken = 0;
+    let mut lost_race = false;
+    for stealer in stealers {
+        while taken < count {
+            match stealer.steal() {
+                Steal::Success(item) => {
+                    let slot = item as u32;
+                    migrate(slot, victim, thief);
+                    trace::process_event(Event::Steal, thief, slot, victim as u32);
+                    core.enqueue(slot);
+                    taken += 1;
+                }
+                Steal::Empty => break,
+                Steal::Retry => {
+                    lost_race = true;
+                    break;
+                }
+            }
+        }
+    }
+    if taken == 0 {
+        bump(if lost_race { &stats.fail_lost_race } else { &stats.fail_empty });
+    }
+    taken
+}
+
+/// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
+/// stealable processes from the busiest core straight to the idlest, under the same rules.
+pub(super) fn rebalance(core: &mut OnCore) {
+    let cores = smp::cores_online();
+    if cores < 2 {
+        return;
+    }
+    let now = cpu::counter();
+    if now.wrapping_sub(core.local().last_rebalance) < rebalance_period_ticks() {
+        return;
+    }
+    let (config, _) = *balance();
+    if !config.rebalance {
+        return;
+    }
+    core.local().last_rebalance = now;
+    let views = core_views(cores);
+    let busiest = (0..cores).max_by_key(|&c| views[c].load).unwrap_or(0);
+    let idlest = (0..cores).min_by_key(|&c| views[c].load).unwrap_or(0);
+    let (high, low) = (views[busiest].load, views[idlest].load);
+    if busiest == idlest || high <= config.rebalance_ratio * low.max(1) || high <= low + config.imbalance {
+        return;
+    }
+    if views[busiest].stealable < config.min_steal {
+        return;
+    }
+    let Some(stealers) = scheduler(busiest).queues.stealers.get() else { return };
+    // Enough to bring the two halfway together (a normal process weighs 2), a few at a time.
+    let batch = REBALANCE_BATCH.min(views[busiest].stealable / 2).min(((high - low) / 4) as usize).max(1);
+    let mut moved = 0;
+    'levels: for stealer in stealers {
+        while moved < batch {
+            match stealer.steal() {
+                Steal::Success(item) => {
+                    let slot = item as u32;
+                    migrate(slot, busiest, idlest);
+                    trace::process_event(Event::Migrate, idlest, slot, busiest as u32);
+                    make_runnable(core, slot);
+                    moved += 1;
+                }
+                Steal::Empty => continue 'levels,
+                Steal::Retry => break 'levels,
+            }
+        }
+    }
+    if moved > 0 {
+        // ORDERING: Relaxed: a statistic.
+        core.scheduler().stats.rebalanced.fetch_add(moved as u64, Ordering::Relaxed);
+    }
+}
+
+/// Would a steal round succeed now? Fresh views of every other core, judged by the same rules
+/// (`check_victim`, cooldowns included) the round would apply. A core about to sleep asks this
+/// after announcing itself as a sleeper, so that work pushed just before is not slept through.
+pub(super) fn steal_would_succeed(core: &mut OnCore) -> bool {
+    let thief = core.id();
+    let cores = smp::cores_online();
+    if cores < 2 {
+        return false;
+    }
+    let (config, _) = *balance();
+    let views = core_views(cores);
+    let now = cpu::counter();
+    let last_steal = &core.local().last_steal;
+    (0..cores)
+        .filter(|&victim| victim != thief)
+        .any(|victim| check_victim(&config, views[thief].load, &views[victim], now, last_steal[victim]).is_ok())
+}
+
+/// Does another core hold at least `min_steal` stealable processes?
+pub(super) fn work_elsewhere(thief: usize) -> bool {
+    let min_steal = balance().0.min_steal;
+    (0..smp::cores_online())
+        .filter(|&core| core != thief)
+        .any(|core| scheduler(core).queues.stealable_total() >= min_steal)
+}
+
+/// Stealable processes `victim` still has (to decide whether another thief should come).
+pub(super) fn stealable_on(victim: usize) -> usize {
+    scheduler(victim).queues.stealable_total()
+}

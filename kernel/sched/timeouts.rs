@@ -1,0 +1,52 @@
+//! `receive_timeout`'s deadlines: each core keeps the deadlines of the waits of its own
+//! processes and checks them from its scheduler loop. A wait sequence number, bumped at every
+//! wait under the slot's lock, keeps a stale timeout from waking a later wait.
+
+use alloc::vec::Vec;
+
+use super::process::{self, State};
+struct Timeout {
+    deadline: u64,
+    slot: u32,
+    wait_sequence: u64,
+}
+
+/// One core's pending deadlines (owner only).
+pub(super) struct Timeouts {
+    pending: Vec<Timeout>,
+}
+
+impl Timeouts {
+    pub(super) const fn new() -> Timeouts {
+        Timeouts { pending: Vec::new() }
+    }
+
+    /// Registers a deadline for the wait numbered `wait_sequence` of the process in `slot`.
+    pub(super) fn add(&mut self, slot: u32, deadline: u64, wait_sequence: u64) {
+        // A failed reservation would mean the wait could never time out: treat as fatal.
+        self.pending.push(Timeout { deadline, slot, wait_sequence });
+    }
+
+    /// Takes one expired deadline and, if its wait is still the one the deadline was set for,
+    /// makes the process `Runnable` (timed out) and returns its slot for the caller to queue.
+    /// `None` once no deadline before now is left. One at a time, so the caller can queue each
+    /// process (which needs the core's state) between two calls.
+    pub(super) fn expire_one(&mut self, now: u64) -> Option<u32> {
+        while let Some(i) = self.pending.iter().position(|t| t.deadline <= now) {
+            let timeout = self.pending.swap_remove(i);
+            let process = process::slot(timeout.slot);
+            let mut shared = process.shared.lock();
+            if shared.state == State::Waiting && shared.wait_sequence == timeout.wait_sequence {
+                shared.state = State::Runnable;
+                shared.timed_out = true;
+                return Some(timeout.slot);
+            }
+        }
+        None
+    }
+
+    /// True when no deadline is pending.
+    pub(super) fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+}

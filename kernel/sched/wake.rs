@@ -1,0 +1,64 @@
+//! Making a process that was just marked `Runnable` reachable by its core's scheduler: straight
+//! into the run queue on its own core, else through that core's inbox (a locked queue the owner
+//! drains into its run queues) and a wake-up SGI when that core sleeps.
+//!
+//! Callers hold an [`OnCore`] from the moment the process's state says `Runnable` until it is
+//! queued: IRQs stay masked, so the wake is one step (see `mailbox::send`).
+
+use core::sync::atomic::Ordering;
+
+use super::percore::{OnCore, scheduler};
+use super::process;
+use super::trace::{self, Event};
+use crate::smp::{self, Sgi};
+
+/// Queues the process in `slot` (already `Runnable`) on its core.
+pub(super) fn make_runnable(core: &mut OnCore, slot: u32) {
+    // ORDERING: Relaxed: the process is ours to queue (we made it `Runnable` under its lock, or
+    // it is new); its core was last written by whoever owned it, before that lock or queue
+    // handed it on.
+    let target = process::slot(slot).core.load(Ordering::Relaxed);
+    if target == core.id() {
+        core.enqueue(slot);
+        return;
+    }
+    let scheduler = scheduler(target);
+    {
+        let mut inbox = scheduler.inbox.lock();
+        // The inbox's reserve covers the common case; growing it may allocate, and a failure
+        // here would lose a process, so it is a kernel panic, not an error.
+        inbox.push_back(slot);
+        // ORDERING: SeqCst pairs with the sleeper's SeqCst store of `sleeping` and load of
+        // `inbox_len` (a Dekker pair): either it sees this item or we see it asleep.
+        scheduler.inbox_len.fetch_add(1, Ordering::SeqCst);
+    }
+    // ORDERING: SeqCst: the other half of the Dekker pair above.
+    if scheduler.sleeping.load(Ordering::SeqCst) {
+        let _ = smp::send_sgi(target, Sgi::Wake);
+    }
+}
+
+/// Queues what other cores left in this core's inbox.
+pub(super) fn drain_inbox(core: &mut OnCore) {
+    let me = core.scheduler();
+    // ORDERING: a hint only: the inbox itself is published by its lock (acquired below). A
+    // stale zero delays an item to the next pass, never loses it: the pusher's SeqCst
+    // `fetch_add` and our SeqCst check in `sleep` (a Dekker pair) keep us from sleeping on it.
+    if me.inbox_len.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let mut inbox = me.inbox.lock();
+    while let Some(slot) = inbox.pop_front() {
+        // ORDERING: Relaxed: the count is a hint (see above); the lock orders the queue.
+        me.inbox_len.fetch_sub(1, Ordering::Relaxed);
+        core.enqueue(slot);
+    }
+}
+
+/// Queues a newly spawned process (already `Runnable`) on `target`.
+pub(super) fn admit(core: &mut OnCore, target: usize, slot: u32) {
+    // ORDERING: Relaxed: a statistic other cores write too (a spawn on another core).
+    scheduler(target).stats.spawned.fetch_add(1, Ordering::Relaxed);
+    trace::process_event(Event::Spawn, target, slot, core.id() as u32);
+    make_runnable(core, slot);
+}
