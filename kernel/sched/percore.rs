@@ -143,6 +143,17 @@ pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
     &SCHEDULERS[core]
 }
 
+/// The calling core's scheduler, through TPIDR_EL1 (set by `init_this_core`, before this core
+/// schedules or takes interrupts).
+#[inline(always)]
+fn this_scheduler() -> &'static CoreScheduler {
+    let address = cpu::per_core();
+    debug_assert!(address == &SCHEDULERS[cpu::core_id()] as *const CoreScheduler as usize, "TPIDR_EL1 not set");
+    // SAFETY: `init_this_core` stored the address of this core's entry of `SCHEDULERS` (a
+    // static) in TPIDR_EL1, and nothing else writes the register.
+    unsafe { &*(address as *const CoreScheduler) }
+}
+
 /// The calling core's scheduler, if the core has its id yet (on the way down it may not).
 pub(super) fn this_scheduler_checked() -> Option<&'static CoreScheduler> {
     SCHEDULERS.get(cpu::core_id())
@@ -164,7 +175,7 @@ impl OnCore {
     #[inline(always)]
     pub fn enter() -> OnCore {
         let irq = cpu::irq_save();
-        let scheduler = &SCHEDULERS[cpu::core_id()];
+        let scheduler = this_scheduler();
         #[cfg(debug_assertions)]
         {
             // ORDERING: Relaxed: only this core reads or writes its flag.
@@ -185,7 +196,7 @@ impl OnCore {
     #[inline(always)]
     pub fn enter_from_fault() -> OnCore {
         let irq = cpu::irq_save();
-        let scheduler = &SCHEDULERS[cpu::core_id()];
+        let scheduler = this_scheduler();
         #[cfg(debug_assertions)]
         {
             // ORDERING: Relaxed, as in `enter`.
@@ -275,6 +286,7 @@ impl Drop for OnCore {
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
 pub(crate) fn init_this_core() {
+    cpu::set_per_core(&SCHEDULERS[cpu::core_id()] as *const CoreScheduler as usize);
     let mut core = OnCore::enter();
     let me = core.scheduler();
     me.inbox.lock().reserve(64);

@@ -2,21 +2,34 @@
 
 use aarch64_cpu::asm;
 use aarch64_cpu::registers::{
-    CNTFRQ_EL0, CNTPCT_EL0, CurrentEL, DAIF, MPIDR_EL1, Readable, SCTLR_EL1, TPIDR_EL1, Writeable,
+    CNTFRQ_EL0, CNTPCT_EL0, CurrentEL, DAIF, MPIDR_EL1, Readable, SCTLR_EL1, TPIDR_EL1, TPIDRRO_EL0, Writeable,
 };
 
 /// The affinity fields of MPIDR_EL1 (Aff3 in bits 39:32, Aff2..Aff0 in bits 23:0).
 pub const MPIDR_AFFINITY_MASK: u64 = 0xff_00ff_ffff;
 
-/// Logical id of the running core (0 = boot core), kept in TPIDR_EL1.
+/// Logical id of the running core (0 = boot core), kept in TPIDRRO_EL0: the kernel runs
+/// nothing at EL0, so the register is free, and TPIDR_EL1 is left for [`per_core`].
 #[inline(always)]
 pub fn core_id() -> usize {
-    TPIDR_EL1.get() as usize
+    TPIDRRO_EL0.get() as usize
 }
 
 /// Records the running core's logical id; done once per core during bring-up.
 pub fn set_core_id(id: usize) {
-    TPIDR_EL1.set(id as u64);
+    TPIDRRO_EL0.set(id as u64);
+}
+
+/// The running core's own data (the scheduler's, set by [`set_per_core`]), kept in TPIDR_EL1:
+/// one register read instead of the core id, a bounds check and an index.
+#[inline(always)]
+pub fn per_core() -> usize {
+    TPIDR_EL1.get() as usize
+}
+
+/// Records the address of the running core's own data; once per core, before [`per_core`].
+pub fn set_per_core(address: usize) {
+    TPIDR_EL1.set(address as u64);
 }
 
 /// This core's MPIDR affinity value.
