@@ -11,6 +11,7 @@ use super::percore::{OnCore, Pending, scheduler};
 use super::process::{
     self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
 };
+use super::runqueue::movable;
 use super::stats::CoreStats;
 use super::wake::{admit, make_runnable};
 use crate::arch::context;
@@ -42,6 +43,8 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     // The frame pool and the free slots are only touched on the kernel stack: see there.
     let slot = context::on_kernel_stack(|| process::allocate(options.stack_bytes))?;
     let process = process::slot(slot);
+    // ORDERING: Relaxed for the placement fields: nobody else reaches the slot until its state
+    // (under its lock) says it exists, and whoever runs it later gets it through a queue.
     process.priority.store(options.priority as u8, Ordering::Relaxed);
     let bound = match options.affinity {
         Affinity::Bound(core) => core,
@@ -50,6 +53,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     process.bound_core.store(bound, Ordering::Relaxed);
     process.core.store(core, Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
+    process.movable.store(movable(process), Ordering::Relaxed);
     process.kill_requested.store(false, Ordering::Relaxed);
     // SAFETY: the slot was free: no core owns the process yet, nobody else can reach it until
     // `state` below says it exists (lookups check it under the same lock).

@@ -7,7 +7,7 @@ use core::sync::atomic::Ordering;
 use super::percore::OnCore;
 use super::process::{self, Message, Pid, SendError, State};
 use super::trace::{self, Event};
-use super::wake::make_runnable;
+use super::wake::wake_by_message;
 use crate::mm::heap;
 
 /// Delivers `message` to `pid`'s mailbox and queues `pid` if it was waiting.
@@ -42,7 +42,7 @@ pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), 
         // ORDERING: Relaxed: for the trace only (`make_runnable` reads it again).
         let target = process.core.load(Ordering::Relaxed);
         trace::process_event(Event::Wake, target, pid.index, core.id() as u32);
-        make_runnable(core, pid.index);
+        wake_by_message(core, pid.index);
     }
     Ok(())
 }

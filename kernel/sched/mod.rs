@@ -70,6 +70,8 @@ pub use process::{
     SPAWN_FRAME_RESERVE_BYTES, SendError, SpawnError, SpawnOptions, limit as process_limit,
 };
 #[cfg(target_os = "none")]
+pub use runqueue::RUN_NEXT_CAP;
+#[cfg(target_os = "none")]
 pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]
 pub(crate) use settings::init_global;

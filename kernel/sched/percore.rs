@@ -261,6 +261,16 @@ impl OnCore {
     /// Runs `switch`, the scheduler loop's switch to a process, which makes an `OnCore` of its
     /// own while this one waits, and returns when the core comes back to the loop. Debug builds
     /// hand the "one guard" check over with it.
+    /// Puts a process a message just woke on this core into its "run next" slot.
+    #[inline]
+    pub fn enqueue_woken(&mut self, slot: u32) {
+        let shared = &self.scheduler.queues;
+        self.local().queues.push_woken(shared, slot);
+    }
+
+    /// Runs `switch`, a context switch to the other side of this core (a process, or the
+    /// scheduler loop), which makes an `OnCore` of its own while this one waits, and returns
+    /// when the core comes back. Debug builds hand the "one guard" check over with it.
     #[inline(always)]
     pub fn lend<R>(&mut self, switch: impl FnOnce() -> R) -> R {
         #[cfg(debug_assertions)]

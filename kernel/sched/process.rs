@@ -351,6 +351,9 @@ pub(crate) struct Process {
     /// The core whose queues hold it or that runs it.
     pub core: AtomicUsize,
     pub migrations: AtomicU32,
+    /// The balancer may move it (`runqueue::movable`, kept up to date by whoever changes what
+    /// it depends on: spawn, and each migration): its run queue is then the stealable one.
+    pub movable: AtomicBool,
     pub kill_requested: AtomicBool,
     /// The generation, readable without the lock (for traces; the lock's copy is the truth).
     pub generation_hint: AtomicU32,
@@ -381,6 +384,7 @@ impl Process {
             bound_core: AtomicUsize::new(NOT_BOUND),
             core: AtomicUsize::new(0),
             migrations: AtomicU32::new(0),
+            movable: AtomicBool::new(false),
             kill_requested: AtomicBool::new(false),
             generation_hint: AtomicU32::new(0),
             free_next: AtomicU32::new(NO_SLOT),

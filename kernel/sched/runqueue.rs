@@ -1,8 +1,13 @@
 //! A core's run queues: three levels (max, high, and one shared by normal and low), each a
 //! stealable `WorkQueue` (the Chase-Lev deque plus an overflow queue) and a private queue for
-//! processes that may not move. The owner pushes at the bottom and takes from the top, like a
-//! thief: run queues must be FIFO, or a yielding process would run again at once and starve
-//! the others.
+//! processes that may not move, plus one "run next" slot for a process a message just woke on
+//! this core. The owner pushes at the bottom and takes from the top, like a thief: run queues
+//! must be FIFO, or a yielding process would run again at once and starve the others.
+//!
+//! The owner's side is lean: a bitmap of the levels that may hold processes (so the usual case,
+//! everything at normal, costs one bit test, not a look at every level), each process's
+//! "movable" flag cached at spawn and migration, and no length computed before a take (the take
+//! itself says "empty").
 
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -24,6 +29,11 @@ const DEQUE_CAPACITY: usize = 256;
 /// core's reservation, and spinning on it with IRQs masked would hide that and hold up timeouts,
 /// the inbox and jobs.
 const TAKE_OLDEST_ATTEMPTS: u32 = 4;
+
+/// Turns in a row the "run next" slot may give while other processes wait in its level: a
+/// pair of processes passing messages back and forth would otherwise keep the rest of the level
+/// from running for good (Tokio caps its LIFO slot at 3 polls for the same reason).
+pub const RUN_NEXT_CAP: u32 = 4;
 
 /// What every core may read of a core's run queues: the thieves' ends and the runnable counts.
 pub(crate) struct SharedQueues {
@@ -53,7 +63,21 @@ impl SharedQueues {
     pub(super) fn stealable_total(&self) -> usize {
         self.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum())
     }
+
+    #[inline(always)]
+    fn count(&self, priority: Priority, queued: bool) {
+        let counter = &self.runnable[priority as usize];
+        // ORDERING: Relaxed: a load figure (see `runnable`).
+        if queued {
+            counter.fetch_add(1, Ordering::Relaxed);
+        } else {
+            counter.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
+
+/// No process in the "run next" slot.
+const NONE: u32 = u32::MAX;
 
 /// The owner's side of the run queues (only its core touches it, IRQs masked).
 pub(super) struct RunQueues {
@@ -62,13 +86,39 @@ pub(super) struct RunQueues {
     /// Runnable processes that may not move (bound, at the migration limit, protected max):
     /// kept out of the stealable queues so they never stand in a thief's way.
     private: [VecDeque<u32>; LEVELS],
-    /// Per level: serve the private queue next (alternates with the stealable one).
-    private_turn: [bool; LEVELS],
+    /// Bit per level: serve the private queue next (alternates with the stealable one).
+    private_turn: u8,
+    /// Bit per level: it may hold processes. Set by every push; cleared when a take finds the
+    /// level empty (thieves empty levels without telling, so a set bit may be stale, never a
+    /// clear one).
+    occupied: u8,
+    /// A process a message woke on this core (`NONE` if none), and its level: it runs before
+    /// the rest of its level, for locality, at most `RUN_NEXT_CAP` times in a row while others
+    /// wait there.
+    run_next: u32,
+    run_next_level: u8,
+    run_next_streak: u32,
+}
+
+/// What a take from one level's queues found.
+enum Take {
+    Slot(u32),
+    Empty,
+    /// Items are there but the stealable queue's take gave up (see `TAKE_OLDEST_ATTEMPTS`).
+    GaveUp,
 }
 
 impl RunQueues {
     pub(super) const fn new() -> RunQueues {
-        RunQueues { queues: None, private: [const { VecDeque::new() }; LEVELS], private_turn: [false; LEVELS] }
+        RunQueues {
+            queues: None,
+            private: [const { VecDeque::new() }; LEVELS],
+            private_turn: 0,
+            occupied: 0,
+            run_next: NONE,
+            run_next_level: 0,
+            run_next_streak: 0,
+        }
     }
 
     /// Makes the queues and publishes their thieves' ends. The owning core, once.
@@ -82,13 +132,38 @@ impl RunQueues {
     }
 
     /// Queues a runnable process at the back of its level.
+    #[inline]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
+        let priority = process::slot(slot).priority();
+        shared.count(priority, true);
+        self.push_counted(slot, priority);
+    }
+
+    /// Puts a process a message just woke into the "run next" slot; the one there before, if
+    /// any, goes to the back of its level (as Go's `runnext` does).
+    #[inline]
+    pub(super) fn push_woken(&mut self, shared: &SharedQueues, slot: u32) {
+        let priority = process::slot(slot).priority();
+        shared.count(priority, true);
+        let level = priority.level() as u8;
+        self.occupied |= 1 << level;
+        let before = core::mem::replace(&mut self.run_next, slot);
+        let before_level = core::mem::replace(&mut self.run_next_level, level);
+        if before != NONE {
+            let before_priority = process::slot(before).priority();
+            debug_assert_eq!(before_priority.level() as u8, before_level);
+            self.push_counted(before, before_priority);
+        }
+    }
+
+    /// Queues a process its core already counts as runnable.
+    fn push_counted(&mut self, slot: u32, priority: Priority) {
         let process = process::slot(slot);
-        let priority = process.priority();
-        // ORDERING: Relaxed: a load figure (see `SharedQueues::runnable`).
-        shared.runnable[priority as usize].fetch_add(1, Ordering::Relaxed);
         let level = priority.level() as usize;
-        if may_move(process, priority) {
+        self.occupied |= 1 << level;
+        // ORDERING: Relaxed: the flag is written by whoever owns the process (as we do now),
+        // before the queue or inbox that handed it to us.
+        if process.movable.load(Ordering::Relaxed) {
             let queues = self.queues.as_ref().expect("run queues exist once the core schedules");
             // Never refused: a full deque spills to the overflow queue (Placement says which).
             let _placement = queues[level].push(u64::from(slot));
@@ -102,77 +177,129 @@ impl RunQueues {
     }
 
     /// Takes the next process to run: highest level first, FIFO within a level (the owner takes
-    /// from the top, like a thief, so every process of a level gets its turn).
+    /// from the top, like a thief, so every process of a level gets its turn), the "run next"
+    /// slot before the rest of its level.
     pub(super) fn take_next(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
-        // Levels above normal/low are usually empty: the runnable counts (one load each) skip
-        // them without touching their queues.
-        let first_level = if shared.runnable(Priority::Max) != 0 {
-            0
-        } else if shared.runnable(Priority::High) != 0 {
-            1
-        } else {
-            2
-        };
-        for level in first_level..LEVELS {
-            loop {
-                let queue = &self.queues.as_ref()?[level];
-                // Alternate between the private and the stealable queue of the level, so neither
-                // kind of process can starve the other.
-                let prefer_private = self.private_turn[level];
-                self.private_turn[level] = !prefer_private;
-                let taken = if prefer_private || queue.is_empty() {
-                    self.private[level].pop_front().or_else(|| take_oldest(queue, stats))
-                } else {
-                    take_oldest(queue, stats).or_else(|| self.private[level].pop_front())
-                };
-                let Some(slot) = taken else { break };
-                let process = process::slot(slot);
-                let priority = process.priority();
-                // ORDERING: Relaxed: a load figure.
-                shared.runnable[priority as usize].fetch_sub(1, Ordering::Relaxed);
-                // SAFETY: the process is in none of the queues now; this core owns it.
-                let passes = unsafe { &mut process.local().low_passes };
-                if low_priority_rule(priority, passes) == LowPriorityDecision::PassOver {
-                    self.push(shared, slot);
-                    continue;
-                }
-                bump(&stats.local_pops);
-                return Some(slot);
+        // Levels found with items that could not be taken this pass (see `Take::GaveUp`).
+        let mut skip = 0u8;
+        loop {
+            let levels = self.occupied & !skip;
+            if levels == 0 {
+                return None;
+            }
+            let level = levels.trailing_zeros() as usize;
+            let slot = match self.take_run_next(level) {
+                Some(slot) => slot,
+                None => match self.take_from_queues(level, stats) {
+                    Take::Slot(slot) => {
+                        // The run-next slot's level had its turn: its streak starts again.
+                        if level == usize::from(self.run_next_level) {
+                            self.run_next_streak = 0;
+                        }
+                        slot
+                    }
+                    Take::Empty => {
+                        if self.run_next == NONE || usize::from(self.run_next_level) != level {
+                            self.occupied &= !(1 << level);
+                        }
+                        skip |= 1 << level;
+                        continue;
+                    }
+                    Take::GaveUp => {
+                        skip |= 1 << level;
+                        continue;
+                    }
+                },
+            };
+            let process = process::slot(slot);
+            let priority = process.priority();
+            shared.count(priority, false);
+            // SAFETY: the process is in none of the queues now; this core owns it.
+            let passes = unsafe { &mut process.local().low_passes };
+            if low_priority_rule(priority, passes) == LowPriorityDecision::PassOver {
+                self.push(shared, slot);
+                continue;
+            }
+            bump(&stats.local_pops);
+            return Some(slot);
+        }
+    }
+
+    /// The "run next" process if it is at `level` and has not had its `RUN_NEXT_CAP` turns in a
+    /// row while others wait there; when it has, it goes to the back of the level instead.
+    #[inline]
+    fn take_run_next(&mut self, level: usize) -> Option<u32> {
+        let slot = self.run_next;
+        if slot == NONE || usize::from(self.run_next_level) != level {
+            return None;
+        }
+        self.run_next = NONE;
+        if self.run_next_streak >= RUN_NEXT_CAP {
+            self.run_next_streak = 0;
+            if !self.level_is_empty(level) {
+                self.push_counted(slot, process::slot(slot).priority());
+                return None;
             }
         }
-        None
+        self.run_next_streak += 1;
+        Some(slot)
+    }
+
+    /// Whether `level`'s queues (not the "run next" slot) look empty.
+    fn level_is_empty(&self, level: usize) -> bool {
+        self.private[level].is_empty() && self.queues.as_ref().is_none_or(|q| q[level].is_empty())
+    }
+
+    /// The next process of `level`'s queues, alternating between the private and the stealable
+    /// queue, so neither kind of process can starve the other.
+    fn take_from_queues(&mut self, level: usize, stats: &CoreStats) -> Take {
+        let Some(queues) = self.queues.as_ref() else { return Take::Empty };
+        let queue = &queues[level];
+        let private_first = self.private_turn & (1 << level) != 0;
+        self.private_turn ^= 1 << level;
+        let private = &mut self.private[level];
+        if private_first {
+            match private.pop_front() {
+                Some(slot) => Take::Slot(slot),
+                None => take_oldest(queue, stats),
+            }
+        } else {
+            match take_oldest(queue, stats) {
+                Take::Empty => private.pop_front().map_or(Take::Empty, Take::Slot),
+                Take::GaveUp => private.pop_front().map_or(Take::GaveUp, Take::Slot),
+                taken => taken,
+            }
+        }
     }
 }
 
 /// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
 /// thief (spilled items are moved back into the deque first). After `TAKE_OLDEST_ATTEMPTS`
-/// retries in a row it returns `None` for this pass: the item is still in the queue (a failed
-/// CAS writes nothing; a lost race means a thief has it) and the scheduler loop comes back to it,
+/// retries in a row it gives up for this pass: the item is still in the queue (a failed CAS
+/// writes nothing; a lost race means a thief has it) and the scheduler loop comes back to it,
 /// at worst after stealing or sleeping until the next tick.
-fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Option<u32> {
-    if queue.is_empty() {
-        return None;
-    }
+fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Take {
     for _ in 0..TAKE_OLDEST_ATTEMPTS {
         match queue.take_oldest() {
-            Steal::Success(item) => return Some(item as u32),
-            Steal::Empty => return None,
+            Steal::Success(item) => return Take::Slot(item as u32),
+            Steal::Empty => return Take::Empty,
             // A thief took the top item first, or the store-exclusive kept failing: look again.
             Steal::Retry => bump(&stats.take_oldest_retries),
         }
     }
     bump(&stats.take_oldest_gave_up);
-    None
+    Take::GaveUp
 }
 
-/// May the balancer move this process?
-fn may_move(process: &Process, priority: Priority) -> bool {
+/// May the balancer move this process? Cached in `Process::movable` by whoever changes what
+/// it depends on (its priority and binding at spawn, its migration count when it moves).
+pub(super) fn movable(process: &Process) -> bool {
     let (config, _) = balance();
     may_migrate(
         config,
         process.affinity() != Affinity::Free,
         // ORDERING: Relaxed: written by the core that moves it, which owns it (as we do now).
         process.migrations.load(Ordering::Relaxed),
-        priority == Priority::Max,
+        process.priority() == Priority::Max,
     )
 }

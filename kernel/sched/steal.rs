@@ -10,6 +10,7 @@ use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_ticks, chec
 use super::deque::Steal;
 use super::percore::{OnCore, scheduler};
 use super::process;
+use super::runqueue::movable;
 use super::settings::{balance, rebalance_period_ticks, strategy};
 use super::stats::{add, bump, latency_bucket};
 use super::trace::{self, Event};
@@ -66,6 +67,7 @@ fn migrate(slot: u32, victim: usize, to: usize) {
     scheduler(victim).queues.runnable[process.priority() as usize].fetch_sub(1, Ordering::Relaxed);
     process.core.store(to, Ordering::Relaxed);
     let migrations = process.migrations.fetch_add(1, Ordering::Relaxed) + 1;
+    process.movable.store(movable(process), Ordering::Relaxed);
     MAX_MIGRATIONS_SEEN.fetch_max(migrations, Ordering::Relaxed);
     scheduler(victim).stats.migrated_out.fetch_add(1, Ordering::Relaxed);
     scheduler(to).stats.migrated_in.fetch_add(1, Ordering::Relaxed);

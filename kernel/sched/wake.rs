@@ -14,12 +14,28 @@ use crate::smp::{self, Sgi};
 
 /// Queues the process in `slot` (already `Runnable`) on its core.
 pub(super) fn make_runnable(core: &mut OnCore, slot: u32) {
+    wake(core, slot, false);
+}
+
+/// Queues the process in `slot`, just made `Runnable` by a message, on its core: into the "run
+/// next" slot when that is this core (it runs once the sender gives the core up), as any
+/// wake otherwise.
+pub(super) fn wake_by_message(core: &mut OnCore, slot: u32) {
+    wake(core, slot, true);
+}
+
+#[inline(always)]
+fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
     // ORDERING: Relaxed: the process is ours to queue (we made it `Runnable` under its lock, or
     // it is new); its core was last written by whoever owned it, before that lock or queue
     // handed it on.
     let target = process::slot(slot).core.load(Ordering::Relaxed);
     if target == core.id() {
-        core.enqueue(slot);
+        if by_message {
+            core.enqueue_woken(slot);
+        } else {
+            core.enqueue(slot);
+        }
         return;
     }
     let scheduler = scheduler(target);
