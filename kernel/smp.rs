@@ -11,8 +11,8 @@
 //! and bring-up use them); an SGI or the tick wakes a sleeping core to run them.
 //!
 //! This layer sits below the scheduler and names none of it: what a tick does beyond counting
-//! and re-arming (end a slice) and what the deadline watchdog prints are handlers the boot code
-//! registers ([`set_tick_handlers`]).
+//! and re-arming (end a slice), who is told that a job was queued, and what the deadline
+//! watchdog prints are handlers the boot code registers ([`set_handlers`]).
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -212,22 +212,24 @@ fn on_ping(me: &PerCore) {
     }
 }
 
-/// What a tick does besides counting itself and re-arming the timer, and what the deadline
-/// watchdog prints before it panics: registered at boot (the scheduler's).
+/// What a tick does besides counting itself and re-arming the timer, who hears of a queued job,
+/// and what the deadline watchdog prints before it panics: registered at boot (the scheduler's).
 #[derive(Clone, Copy)]
-pub struct TickHandlers {
+pub struct Handlers {
     /// Every core's tick (IRQ context, IRQs masked); may rewrite the frame to end a slice.
     pub tick: fn(&mut TrapFrame),
+    /// A job was queued for this core (called by [`run_on`] once it is in the queue).
+    pub job_queued: fn(usize),
     /// Prints the state of the run when the deadline watchdog fires.
     pub dump: fn(),
 }
 
-static TICK_HANDLERS: spin::Once<TickHandlers> = spin::Once::new();
+static HANDLERS: spin::Once<Handlers> = spin::Once::new();
 
-/// Registers the tick handlers (the boot core, before ticks are taken). Later calls are
-/// ignored.
-pub fn set_tick_handlers(handlers: TickHandlers) {
-    TICK_HANDLERS.call_once(|| handlers);
+/// Registers the handlers (the boot core, before ticks are taken or jobs queued). Later calls
+/// are ignored.
+pub fn set_handlers(handlers: Handlers) {
+    HANDLERS.call_once(|| handlers);
 }
 
 /// Counter value after which core 0's tick declares the run stuck (0 = no watchdog).
@@ -250,7 +252,7 @@ fn check_watchdog(frame: &TrapFrame) {
             frame.spsr,
             if crate::arch::context::interrupted_process(frame) { "a process" } else { "the kernel" }
         );
-        if let Some(handlers) = TICK_HANDLERS.get() {
+        if let Some(handlers) = HANDLERS.get() {
             (handlers.dump)();
         }
         panic!("watchdog: the run made no end within its deadline");
@@ -271,7 +273,7 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
                     check_watchdog(_frame);
                 }
                 // May end the running process's slice: the frame then returns to the scheduler.
-                if let Some(handlers) = TICK_HANDLERS.get() {
+                if let Some(handlers) = HANDLERS.get() {
                     (handlers.tick)(_frame);
                 }
             }
@@ -304,6 +306,11 @@ pub fn run_on(target: usize, job: Job) -> Result<(), SmpError> {
         // acknowledge), and a core sleeping in WFI wakes on it even with IRQs masked. SeqCst
         // paired with nothing: the sender reads no "sleeping" flag after the increment.
         CORES[target].job_count.fetch_add(1, Ordering::Relaxed);
+    }
+    // After the job is in the queue (and its lock released): the core's scheduler may look at
+    // its queue because of this.
+    if let Some(handlers) = HANDLERS.get() {
+        (handlers.job_queued)(target);
     }
     if target != cpu::core_id() {
         send_sgi(target, Sgi::Wake)?;

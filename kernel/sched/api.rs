@@ -5,6 +5,7 @@
 
 use core::sync::atomic::Ordering;
 
+use super::attention;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
@@ -171,6 +172,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
         shared.wait_sequence = shared.wait_sequence.wrapping_add(1);
         if let Some(deadline) = deadline {
             core.local().timeouts.add(slot, deadline, shared.wait_sequence);
+            attention::set_own(&core, attention::TIMEOUTS, true);
         }
     }
     switch_out(core, Pending::Block);

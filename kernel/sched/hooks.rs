@@ -5,7 +5,8 @@
 
 use core::sync::atomic::Ordering;
 
-use super::dispatch::{is_program_main, switch_out};
+use super::dispatch::switch_out;
+use super::ending::is_program_main;
 use super::percore::{OnCore, Pending};
 use super::process::{self, ExitReason, Pid};
 use super::settings::slice_ticks;

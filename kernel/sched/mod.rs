@@ -13,9 +13,13 @@ pub mod trace_ring;
 #[cfg(target_os = "none")]
 mod api;
 #[cfg(target_os = "none")]
+mod attention;
+#[cfg(target_os = "none")]
 mod dispatch;
 #[cfg(target_os = "none")]
 mod dump;
+#[cfg(target_os = "none")]
+mod ending;
 #[cfg(target_os = "none")]
 mod hooks;
 #[cfg(target_os = "none")]
@@ -55,15 +59,17 @@ pub use api::{
     process_count, receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
-pub use dispatch::heap_not_reclaimed_bytes;
+pub(crate) use attention::job_queued;
 #[cfg(target_os = "none")]
-pub(crate) use dispatch::{current_stack, set_program_main};
+pub(crate) use dispatch::current_stack;
 #[cfg(target_os = "none")]
 pub use dump::debug_dump;
 #[cfg(target_os = "none")]
-pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
+pub use ending::heap_not_reclaimed_bytes;
 #[cfg(target_os = "none")]
-pub(crate) use percore::init_this_core;
+pub(crate) use ending::set_program_main;
+#[cfg(target_os = "none")]
+pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
 #[cfg(target_os = "none")]
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid,
@@ -71,6 +77,8 @@ pub use process::{
 };
 #[cfg(target_os = "none")]
 pub use runqueue::RUN_NEXT_CAP;
+#[cfg(target_os = "none")]
+pub(crate) use scheduler::init_this_core;
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]

@@ -16,7 +16,7 @@
 use alloc::collections::VecDeque;
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicBool, AtomicUsize};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize};
 #[cfg(debug_assertions)]
 use core::sync::atomic::{AtomicBool as DebugFlag, Ordering};
 
@@ -25,7 +25,6 @@ use super::process::ExitReason;
 use super::runqueue::{RunQueues, SharedQueues};
 use super::stats::CoreStats;
 use super::timeouts::Timeouts;
-use super::{settings, trace};
 use crate::arch::context::Context;
 use crate::arch::cpu::{self, IrqState};
 use crate::mm::layout::MAX_CORES;
@@ -81,6 +80,8 @@ pub(crate) struct CoreScheduler {
     pub(super) inbox_len: AtomicUsize,
     pub(super) sleeping: AtomicBool,
     pub(super) queues: SharedQueues,
+    /// What the loop must do before it picks the next process (`attention`).
+    pub(super) attention: AtomicU32,
     pub stats: CoreStats,
     /// An `OnCore` is alive on this core (debug builds check there is never a second).
     #[cfg(debug_assertions)]
@@ -114,6 +115,7 @@ impl CoreScheduler {
             inbox_len: AtomicUsize::new(0),
             sleeping: AtomicBool::new(false),
             queues: SharedQueues::new(),
+            attention: AtomicU32::new(0),
             stats: CoreStats::new(),
             #[cfg(debug_assertions)]
             entered: DebugFlag::new(false),
@@ -294,16 +296,8 @@ impl Drop for OnCore {
     }
 }
 
-/// Each core, before its loop: its run queues, its random number generator, its trace buffer.
-pub(crate) fn init_this_core() {
+/// Points this core's TPIDR_EL1 at its scheduler; the first thing a core does for the
+/// scheduler, before any `OnCore`.
+pub(super) fn init_this_core() {
     cpu::set_per_core(&SCHEDULERS[cpu::core_id()] as *const CoreScheduler as usize);
-    let mut core = OnCore::enter();
-    let me = core.scheduler();
-    me.inbox.lock().reserve(64);
-    let local = core.local();
-    local.queues.init(&me.queues);
-    local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));
-    if trace::init_this_core(settings::trace_requested()).is_err() {
-        crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
-    }
 }

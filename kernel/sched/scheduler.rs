@@ -19,9 +19,12 @@
 
 use core::sync::atomic::Ordering;
 
+use super::attention;
+use super::balance::Rng;
 use super::dispatch::run;
 use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
-use super::percore::{Local, OnCore};
+use super::percore::{self, Local, OnCore};
+use super::settings;
 use super::settings::{search_ticks, slice_ticks};
 use super::stats::add;
 use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
@@ -29,6 +32,24 @@ use super::trace::{self, Event};
 use super::wake::drain_inbox;
 use crate::arch::cpu;
 use crate::smp;
+
+/// Each core, before its loop: its run queues, its random number generator, its trace buffer.
+pub(crate) fn init_this_core() {
+    percore::init_this_core();
+    let mut core = OnCore::enter();
+    let me = core.scheduler();
+    me.inbox.lock().reserve(64);
+    let local = core.local();
+    local.queues.init(&me.queues);
+    local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));
+    // Core 0 pushes rebalancing work; `steal::rebalance` clears the bit if it never will.
+    if cpu::core_id() == 0 {
+        attention::set_own(&core, attention::REBALANCE, true);
+    }
+    if trace::init_this_core(settings::trace_requested()).is_err() {
+        crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
+    }
+}
 
 /// The core's life once online: run processes and queued jobs, else sleep until woken.
 pub(crate) fn run_loop() -> ! {
@@ -39,7 +60,10 @@ pub(crate) fn run_loop() -> ! {
         // guard's end keeps them masked: the only windows are the ones opened below.)
         let _ = cpu::irq_save();
         let mut core = OnCore::enter();
+        attention::take(&core, attention::JOBS);
         if let Some(job) = smp::take_job() {
+            // More may be queued: the bit stays until a look finds none.
+            attention::set_own(&core, attention::JOBS, true);
             end_search(core.local());
             drop(core);
             cpu::irq_enable();
@@ -106,6 +130,8 @@ fn expire_timeouts(core: &mut OnCore) {
         trace::process_event(Event::Wake, core.id(), slot, core.id() as u32);
         core.enqueue(slot);
     }
+    let any_left = !core.local().timeouts.is_empty();
+    attention::set_own(core, attention::TIMEOUTS, any_left);
 }
 
 /// The core found work of its own (a job, a process): it stops counting as a searcher.

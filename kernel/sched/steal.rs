@@ -5,6 +5,7 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
+use super::attention;
 use super::balance::CoreView;
 use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_ticks, check_victim, steal_count};
 use super::deque::Steal;
@@ -182,7 +183,9 @@ fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
 /// stealable processes from the busiest core straight to the idlest, under the same rules.
 pub(super) fn rebalance(core: &mut OnCore) {
     let cores = smp::cores_online();
-    if cores < 2 {
+    if cores < 2 || !balance().0.rebalance {
+        // Never due (every core is online before the loop starts): the attention bit goes.
+        attention::set_own(core, attention::REBALANCE, false);
         return;
     }
     let now = cpu::counter();

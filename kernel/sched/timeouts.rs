@@ -14,17 +14,26 @@ struct Timeout {
 /// One core's pending deadlines (owner only).
 pub(super) struct Timeouts {
     pending: Vec<Timeout>,
+    /// The earliest deadline pending (`u64::MAX` when none), so a look at the time says
+    /// whether any has passed.
+    earliest: u64,
 }
 
 impl Timeouts {
     pub(super) const fn new() -> Timeouts {
-        Timeouts { pending: Vec::new() }
+        Timeouts { pending: Vec::new(), earliest: u64::MAX }
     }
 
     /// Registers a deadline for the wait numbered `wait_sequence` of the process in `slot`.
     pub(super) fn add(&mut self, slot: u32, deadline: u64, wait_sequence: u64) {
         // A failed reservation would mean the wait could never time out: treat as fatal.
         self.pending.push(Timeout { deadline, slot, wait_sequence });
+        self.earliest = self.earliest.min(deadline);
+    }
+
+    /// The earliest deadline pending (`u64::MAX` when none).
+    pub(super) fn earliest(&self) -> u64 {
+        self.earliest
     }
 
     /// Takes one expired deadline and, if its wait is still the one the deadline was set for,
@@ -32,6 +41,9 @@ impl Timeouts {
     /// `None` once no deadline before now is left. One at a time, so the caller can queue each
     /// process (which needs the core's state) between two calls.
     pub(super) fn expire_one(&mut self, now: u64) -> Option<u32> {
+        if self.earliest > now {
+            return None;
+        }
         while let Some(i) = self.pending.iter().position(|t| t.deadline <= now) {
             let timeout = self.pending.swap_remove(i);
             let process = process::slot(timeout.slot);
@@ -42,6 +54,7 @@ impl Timeouts {
                 return Some(timeout.slot);
             }
         }
+        self.earliest = self.pending.iter().map(|t| t.deadline).min().unwrap_or(u64::MAX);
         None
     }
 

@@ -7,6 +7,7 @@
 
 use core::sync::atomic::Ordering;
 
+use super::attention;
 use super::percore::{OnCore, scheduler};
 use super::process;
 use super::trace::{self, Event};
@@ -48,6 +49,7 @@ fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
         // `inbox_len` (a Dekker pair): either it sees this item or we see it asleep.
         scheduler.inbox_len.fetch_add(1, Ordering::SeqCst);
     }
+    attention::inbox_filled(target);
     // ORDERING: SeqCst: the other half of the Dekker pair above.
     if scheduler.sleeping.load(Ordering::SeqCst) {
         let _ = smp::send_sgi(target, Sgi::Wake);
@@ -57,6 +59,7 @@ fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
 /// Queues what other cores left in this core's inbox.
 pub(super) fn drain_inbox(core: &mut OnCore) {
     let me = core.scheduler();
+    attention::take(core, attention::INBOX);
     // ORDERING: a hint only: the inbox itself is published by its lock (acquired below). A
     // stale zero delays an item to the next pass, never loses it: the pusher's SeqCst
     // `fetch_add` and our SeqCst check in `sleep` (a Dekker pair) keep us from sleeping on it.

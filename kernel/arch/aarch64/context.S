@@ -62,6 +62,45 @@ context_switch_to_scheduler:
     mov     sp, x9
     ret
 
+// switch_from_process(process: *mut Context, scheduler: *const Context)
+// Process side, SPSel = 0, IRQs masked. Saves the process, moves onto the scheduler's stack
+// below the loop's suspended frame (its registers are in its Context, so that stack is free
+// there) and asks `next_turn_from_process` (Rust) what runs next: x0 = 0, the scheduler loop
+// (resumed as if its switch to a process had returned); 1, the process whose saved Context is
+// at x1; 2, the preempted process whose trap frame is at x1 (copied onto this stack, then the
+// exception return). Returns when something resumes this process.
+.global context_switch_from_process
+context_switch_from_process:
+    save_callee_saved x0
+    msr     spsel, #1
+    ldr     x9, [x1, #96]
+    mov     sp, x9
+    mov     x19, x1
+    // No caller's frame record on this stack: backtraces from the call below end here.
+    mov     x29, #0
+    bl      next_turn_from_process
+    cbz     x0, 2f
+    cmp     x0, #1
+    b.ne    3f
+    load_callee_saved_except_sp x1
+    ldr     x9, [x1, #96]
+    msr     spsel, #0
+    mov     sp, x9
+    ret
+2:  mov     x9, x19
+    load_callee_saved_except_sp x9
+    ldr     x10, [x9, #96]
+    mov     sp, x10
+    ret
+3:  sub     sp, sp, #800
+    mov     x2, sp
+    mov     x3, #50
+4:  ldp     x4, x5, [x1], #16
+    stp     x4, x5, [x2], #16
+    subs    x3, x3, #1
+    b.ne    4b
+    b       trap_return
+
 // resume_preempted(scheduler: *mut Context, frame: *const TrapFrame)
 // Scheduler side: saves the scheduler like a switch, copies the preempted process's trap frame
 // onto this stack and leaves through the exception return path, which restores every register

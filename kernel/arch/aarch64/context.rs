@@ -21,6 +21,7 @@ const _: () = assert!(core::mem::size_of::<Context>() == 168, "must match the la
 unsafe extern "C" {
     fn context_switch_to_process(scheduler: *mut Context, process: *const Context);
     fn context_switch_to_scheduler(process: *mut Context, scheduler: *const Context);
+    fn context_switch_from_process(process: *mut Context, scheduler: *const Context);
     fn context_resume_preempted(scheduler: *mut Context, frame: *const TrapFrame);
     fn context_return_to_scheduler();
     fn context_process_start();
@@ -65,6 +66,53 @@ pub unsafe fn switch_to_process(scheduler: &mut Context, process: &Context) {
 pub unsafe fn switch_to_scheduler(process: &mut Context, scheduler: &Context) {
     // SAFETY: forwarded contract.
     unsafe { context_switch_to_scheduler(process, scheduler) }
+}
+
+/// What runs on a core once its process has given it up, as `next_turn_from_process` (the
+/// scheduler's, called by [`switch_from_process`] on the scheduler's stack) answers: returned in
+/// x0 and x1.
+#[repr(C)]
+pub struct Next {
+    what: u64,
+    at: u64,
+}
+
+impl Next {
+    /// The scheduler loop, resumed as if its `switch_to_process` had returned.
+    pub const LOOP: Next = Next { what: 0, at: 0 };
+
+    /// The process whose context `context` holds (saved by a switch, or made at spawn).
+    pub fn saved(context: *const Context) -> Next {
+        Next { what: 1, at: context as u64 }
+    }
+
+    /// The preempted process whose trap frame is at `frame` (on its own stack).
+    pub fn preempted(frame: *const TrapFrame) -> Next {
+        Next { what: 2, at: frame as u64 }
+    }
+
+    /// The preempted frame, if this resumes one (for a caller that switches itself).
+    pub fn preempted_frame(&self) -> Option<*const TrapFrame> {
+        (self.what == 2).then_some(self.at as *const TrapFrame)
+    }
+
+    /// The saved context, if this resumes one.
+    pub fn saved_context(&self) -> Option<*const Context> {
+        (self.what == 1).then_some(self.at as *const Context)
+    }
+}
+
+/// Gives the core up from a process and goes where `next_turn_from_process` says, without
+/// passing through the scheduler loop when it names another process; returns when something
+/// resumes this process.
+///
+/// # Safety
+/// On a process (SPSel = 0) with IRQs masked; `scheduler` is this core's scheduler context,
+/// saved by `switch_to_process` (the loop is suspended in it); `next_turn_from_process` returns
+/// a [`Next`] whose context or frame belongs to a process this core may resume.
+pub unsafe fn switch_from_process(process: *mut Context, scheduler: *const Context) {
+    // SAFETY: forwarded contract.
+    unsafe { context_switch_from_process(process, scheduler) }
 }
 
 /// Resumes a preempted process from its saved trap frame; returns when it switches back.

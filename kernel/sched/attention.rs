@@ -1,0 +1,83 @@
+//! Each core's attention word: one bit per kind of work the scheduler loop must do before it
+//! picks the next process (queued jobs, processes in the inbox, a timeout pending, push
+//! rebalancing on core 0). With the word at zero the loop would only pick the next process, so a
+//! process that gives up the core can hand it to the next one directly (`dispatch`), without the
+//! loop's round.
+//!
+//! Bits others set (jobs, inbox) are set after the work is queued and cleared by the owner
+//! before it looks at the queue, so a set bit is never lost: whoever queues after the clear sets
+//! it again. The timeout and rebalance bits only say "look at the time": the deadline decides.
+
+use core::sync::atomic::Ordering;
+
+use super::percore::{OnCore, scheduler};
+use super::settings::rebalance_period_ticks;
+use crate::arch::cpu;
+
+/// Jobs are queued for the core (`smp::run_on`).
+pub(super) const JOBS: u32 = 1 << 0;
+/// Another core put a process in this core's inbox.
+pub(super) const INBOX: u32 = 1 << 1;
+/// A `receive_timeout` deadline is pending here.
+pub(super) const TIMEOUTS: u32 = 1 << 2;
+/// Push rebalancing is on and this core (0) does it.
+pub(super) const REBALANCE: u32 = 1 << 3;
+
+/// Tells `core` a job was queued for it (registered with `smp` at boot).
+pub(crate) fn job_queued(core: usize) {
+    // ORDERING: Release, paired with the Acquire clear in `take`: an owner that clears the bit
+    // after this set sees the job in its queue.
+    scheduler(core).attention.fetch_or(JOBS, Ordering::Release);
+}
+
+/// Tells `core` a process is in its inbox (after it was pushed there).
+pub(super) fn inbox_filled(core: usize) {
+    // ORDERING: Release, as in `job_queued`, for the inbox.
+    scheduler(core).attention.fetch_or(INBOX, Ordering::Release);
+}
+
+/// The owner, before it looks at the queue behind `bit`: clears the bit if set. Work queued
+/// before a set it clears is seen by the look that follows; work queued after sets it again.
+#[inline]
+pub(super) fn take(core: &OnCore, bit: u32) {
+    let attention = &core.scheduler().attention;
+    // ORDERING: Relaxed peek: only the clear below needs to synchronise.
+    if attention.load(Ordering::Relaxed) & bit != 0 {
+        // ORDERING: Acquire, paired with the Release set in `job_queued` / `inbox_filled`.
+        attention.fetch_and(!bit, Ordering::Acquire);
+    }
+}
+
+/// The owner sets or clears one of its own bits (timeouts, rebalance).
+pub(super) fn set_own(core: &OnCore, bit: u32, on: bool) {
+    let attention = &core.scheduler().attention;
+    // ORDERING: Relaxed: only this core reads these bits, and it acts on the state behind
+    // them (its own `Local`), not on the bit.
+    if (attention.load(Ordering::Relaxed) & bit != 0) != on {
+        if on {
+            attention.fetch_or(bit, Ordering::Relaxed);
+        } else {
+            attention.fetch_and(!bit, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Must the scheduler loop run before the next process (jobs, inbox, a deadline that has
+/// passed, rebalancing due)? False means it would only pick the next process.
+#[inline]
+pub(super) fn loop_needed(core: &mut OnCore) -> bool {
+    // ORDERING: Relaxed: a bit set on another core is seen a little later at worst; until then
+    // this core runs its processes as it would have anyway, and the loop sees the work on its
+    // next round (every block with nothing to run, every tick that ends a slice).
+    let bits = core.scheduler().attention.load(Ordering::Relaxed);
+    if bits == 0 {
+        return false;
+    }
+    if bits & (JOBS | INBOX) != 0 {
+        return true;
+    }
+    let now = cpu::counter();
+    let local = core.local();
+    (bits & TIMEOUTS != 0 && local.timeouts.earliest() <= now)
+        || (bits & REBALANCE != 0 && now.wrapping_sub(local.last_rebalance) >= rebalance_period_ticks())
+}

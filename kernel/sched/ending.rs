@@ -1,0 +1,87 @@
+//! The end of a process: its slot's generation bumped (stale pids refused from then on), its
+//! monitors told, its stack and slot freed; and the two ends that are more than a process's
+//! own: the program's main process (its end is the run's), and what panicking processes left
+//! on the heap.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::mailbox;
+use super::percore::OnCore;
+use super::process::{self, ExitReason, Message, Pid, State};
+use super::stats::bump;
+use crate::mm::stacks;
+
+/// Ends a process that no longer runs anywhere (its stack is not in use): wakes nobody twice,
+/// tells its monitors, frees its stack and slot.
+pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
+    let process = process::slot(slot);
+    let (pid, monitors, mailbox) = {
+        let mut shared = process.shared.lock();
+        let pid = Pid { index: slot, generation: shared.generation };
+        shared.state = State::Free;
+        shared.generation = shared.generation.wrapping_add(1);
+        shared.timed_out = false;
+        // Cleared under the lock that ends this generation: a `kill` of the old pid either
+        // came before (and is cleared here) or sees the new generation and refuses.
+        // ORDERING: Relaxed: written and read under the slot lock (see `kill`).
+        process.kill_requested.store(false, Ordering::Relaxed);
+        (pid, core::mem::take(&mut shared.monitors), core::mem::take(&mut shared.mailbox))
+    };
+    drop(mailbox);
+    // SAFETY: the process has ended and is in no queue; this core owns what is left of it.
+    let local = unsafe { process.local() };
+    local.entry.clear();
+    local.preempted_frame = None;
+    if reason == ExitReason::Panic {
+        // ORDERING: Relaxed: a total for the report.
+        HEAP_NOT_RECLAIMED.fetch_add(local.heap_net_bytes.max(0) as u64, Ordering::Relaxed);
+    }
+    local.heap_net_bytes = 0;
+    if let Some(stack) = local.stack.take() {
+        stacks::free(stack);
+    }
+    // ORDERING: Relaxed: the slot is ours until `release_slot`, whose lock publishes it.
+    process.migrations.store(0, Ordering::Relaxed);
+    // Counted before the slot is released: whoever sees the slot free (through the free list's
+    // lock) also sees this count, so spawned = completed + alive holds whenever nothing is
+    // ending (the soak's exactly-once check relies on it).
+    bump(&core.scheduler().stats.completed);
+    process::release_slot(slot);
+    if is_program_main(pid) {
+        panic!("the program's main process {pid} ended: {reason}");
+    }
+    for watcher in monitors {
+        let _ = mailbox::send(core, watcher, Message::Down { pid, reason });
+    }
+}
+
+/// The program's main process (slot in the high half, generation in the low; `u64::MAX` for
+/// none): its end is the end of the run, so if it ends other than by returning (a panic, a
+/// fault, a kill) the kernel stops with a `PANIC` rather than wait forever for its verdict.
+static PROGRAM_MAIN: AtomicU64 = AtomicU64::new(u64::MAX);
+
+fn pid_word(pid: Pid) -> u64 {
+    u64::from(pid.index) << 32 | u64::from(pid.generation)
+}
+
+/// Names the program's main process (the boot code, once).
+pub(crate) fn set_program_main(pid: Pid) {
+    // ORDERING: Relaxed: set before the main process can end (it is being spawned).
+    PROGRAM_MAIN.store(pid_word(pid), Ordering::Relaxed);
+}
+
+/// Is `pid` the program's main process?
+pub(super) fn is_program_main(pid: Pid) -> bool {
+    // ORDERING: Relaxed, as in `set_program_main`.
+    PROGRAM_MAIN.load(Ordering::Relaxed) == pid_word(pid)
+}
+
+/// Heap bytes left allocated by processes that panicked (a panic does not unwind, so what they
+/// held is not freed): counted here and in the report instead of being lost without a trace.
+static HEAP_NOT_RECLAIMED: AtomicU64 = AtomicU64::new(0);
+
+/// Heap bytes processes that panicked left allocated, in total.
+pub fn heap_not_reclaimed_bytes() -> u64 {
+    // ORDERING: Relaxed: a total for the report.
+    HEAP_NOT_RECLAIMED.load(Ordering::Relaxed)
+}
