@@ -60,6 +60,7 @@ fn kill_requested(slot: u32) -> bool {
 
 /// Makes the process in `slot` (owned by this core, in no queue) the running one and says how
 /// to resume it.
+#[inline(always)]
 fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     let id = core.id();
     // SAFETY: the process is out of every queue: this core owns it.
@@ -79,11 +80,10 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
 }
 
 /// Does what the process in `slot`, whose turn just ended (its registers saved), asked for.
+#[inline(never)]
 fn end_turn(core: &mut OnCore, slot: u32, pending: Pending) {
     let id = core.id();
-    let heap_used = heap::net_bytes_on(id) - core.local().turn_heap_mark;
-    // SAFETY: the process ran on this core and is in no queue yet: this core owns it.
-    unsafe { process::slot(slot).local().heap_net_bytes += heap_used };
+    account_heap(core, id, slot);
     match pending {
         Pending::Requeue => {
             trace::process_event(Event::Yield, id, slot, 0);
@@ -130,25 +130,69 @@ extern "C" fn next_turn_from_process() -> Next {
     if attention::loop_needed(&mut core) {
         return Next::LOOP;
     }
+    let id = core.id();
     let local = core.local();
     let Some(ended) = local.current.take() else { return Next::LOOP };
-    let pending = mem::replace(&mut local.pending, Pending::Nothing);
-    end_turn(&mut core, ended, pending);
+    // The usual ends of a turn (a yield, a receive that blocks) inline; the rest as the loop
+    // does them.
+    match local.pending {
+        Pending::Requeue => {
+            local.pending = Pending::Nothing;
+            account_heap(&mut core, id, ended);
+            trace::process_event(Event::Yield, id, ended, 0);
+            core.enqueue(ended);
+        }
+        Pending::Block => {
+            local.pending = Pending::Nothing;
+            account_heap(&mut core, id, ended);
+            trace::process_event(Event::Block, id, ended, 0);
+        }
+        pending => {
+            local.pending = Pending::Nothing;
+            end_turn(&mut core, ended, pending);
+        }
+    }
+    let next = {
+        let shared = &core.scheduler().queues;
+        let stats = &core.scheduler().stats;
+        core.local().queues.take_next(shared, stats)
+    };
+    match next {
+        Some(slot) if !kill_requested(slot) => begin_turn(&mut core, slot),
+        Some(slot) => next_turn_after_kill(core, slot),
+        None => Next::LOOP,
+    }
+}
+
+/// Adds what the heap grew by on this core during the turn that just ended to the process's
+/// own count (see `ProcessLocal::heap_net_bytes`).
+#[inline(always)]
+fn account_heap(core: &mut OnCore, id: usize, slot: u32) {
+    let heap_used = heap::net_bytes_on(id) - core.local().turn_heap_mark;
+    // SAFETY: the process ran on this core and is in no queue yet: this core owns it.
+    unsafe { process::slot(slot).local().heap_net_bytes += heap_used };
+}
+
+/// `next_turn_from_process` when the process it took has been killed: ends it, and goes on as
+/// the loop would.
+#[cold]
+#[inline(never)]
+fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
     loop {
+        finish(&mut core, slot, ExitReason::Killed);
+        if attention::loop_needed(&mut core) {
+            return Next::LOOP;
+        }
         let next = {
             let shared = &core.scheduler().queues;
             let stats = &core.scheduler().stats;
             core.local().queues.take_next(shared, stats)
         };
-        let Some(slot) = next else { return Next::LOOP };
-        if kill_requested(slot) {
-            finish(&mut core, slot, ExitReason::Killed);
-            if attention::loop_needed(&mut core) {
-                return Next::LOOP;
-            }
-            continue;
+        match next {
+            Some(next) if !kill_requested(next) => return begin_turn(&mut core, next),
+            Some(next) => slot = next,
+            None => return Next::LOOP,
         }
-        return begin_turn(&mut core, slot);
     }
 }
 

@@ -36,22 +36,46 @@ const TAKE_OLDEST_ATTEMPTS: u32 = 4;
 pub const RUN_NEXT_CAP: u32 = 4;
 
 /// What every core may read of a core's run queues: the thieves' ends and the runnable counts.
+///
+/// The runnable count of a priority is `queued - taken_away`: the owner counts its own pushes
+/// and takes in `queued` with plain loads and stores (it is the only writer), and other cores
+/// count the processes they take from here (steals, push rebalancing) in `taken_away`, so the
+/// owner's every push and take costs no read-modify-write.
 pub(crate) struct SharedQueues {
     pub(super) stealers: spin::Once<[WorkQueueStealer<NativeAtomics>; LEVELS]>,
-    /// Runnable processes queued here by priority (max, high, normal, low), for load. Atomic:
-    /// a thief that takes one decrements the victim's count.
-    pub(super) runnable: [AtomicUsize; 4],
+    /// Per priority (max, high, normal, low): pushes minus the owner's own takes.
+    queued: [AtomicUsize; 4],
+    /// Per priority: processes other cores took from here.
+    taken_away: [AtomicUsize; 4],
 }
 
 impl SharedQueues {
     pub(super) const fn new() -> SharedQueues {
-        SharedQueues { stealers: spin::Once::new(), runnable: [const { AtomicUsize::new(0) }; 4] }
+        SharedQueues {
+            stealers: spin::Once::new(),
+            queued: [const { AtomicUsize::new(0) }; 4],
+            taken_away: [const { AtomicUsize::new(0) }; 4],
+        }
     }
 
-    /// Runnable processes of `priority` queued here.
+    /// Runnable processes of `priority` queued here (a load figure: read while the owner and
+    /// thieves change it, it may be off by the moves made during the two reads, never below 0).
     pub(super) fn runnable(&self, priority: Priority) -> usize {
         // ORDERING: Relaxed: a load figure; nothing is read through it.
-        self.runnable[priority as usize].load(Ordering::Relaxed)
+        let queued = self.queued[priority as usize].load(Ordering::Relaxed);
+        let taken_away = self.taken_away[priority as usize].load(Ordering::Relaxed);
+        (queued.wrapping_sub(taken_away) as isize).max(0) as usize
+    }
+
+    /// Runnable processes by priority.
+    pub(super) fn runnable_by_priority(&self) -> [usize; 4] {
+        Priority::ALL.map(|p| self.runnable(p))
+    }
+
+    /// Another core took a process of `priority` from here (its steal or rebalancing).
+    pub(super) fn count_taken_away(&self, priority: Priority) {
+        // ORDERING: Relaxed: a load figure.
+        self.taken_away[priority as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Stealable processes per level (0 for a core that has not started scheduling).
@@ -64,15 +88,13 @@ impl SharedQueues {
         self.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum())
     }
 
+    /// The owner queued (`+1`) or took (`-1`) a process of `priority`: a plain load and store,
+    /// since only the owner writes `queued`.
     #[inline(always)]
-    fn count(&self, priority: Priority, queued: bool) {
-        let counter = &self.runnable[priority as usize];
+    fn count(&self, priority: Priority, delta: isize) {
+        let counter = &self.queued[priority as usize];
         // ORDERING: Relaxed: a load figure (see `runnable`).
-        if queued {
-            counter.fetch_add(1, Ordering::Relaxed);
-        } else {
-            counter.fetch_sub(1, Ordering::Relaxed);
-        }
+        counter.store(counter.load(Ordering::Relaxed).wrapping_add_signed(delta), Ordering::Relaxed);
     }
 }
 
@@ -135,7 +157,7 @@ impl RunQueues {
     #[inline]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
         let priority = process::slot(slot).priority();
-        shared.count(priority, true);
+        shared.count(priority, 1);
         self.push_counted(slot, priority);
     }
 
@@ -144,7 +166,7 @@ impl RunQueues {
     #[inline]
     pub(super) fn push_woken(&mut self, shared: &SharedQueues, slot: u32) {
         let priority = process::slot(slot).priority();
-        shared.count(priority, true);
+        shared.count(priority, 1);
         let level = priority.level() as u8;
         self.occupied |= 1 << level;
         let before = core::mem::replace(&mut self.run_next, slot);
@@ -171,15 +193,88 @@ impl RunQueues {
                 wake_a_thief(queues[level].len());
             }
         } else {
-            // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
-            self.private[level].push_back(slot);
+            self.push_private(level, slot);
         }
+    }
+
+    #[inline(never)]
+    fn push_private(&mut self, level: usize, slot: u32) {
+        // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
+        self.private[level].push_back(slot);
     }
 
     /// Takes the next process to run: highest level first, FIFO within a level (the owner takes
     /// from the top, like a thief, so every process of a level gets its turn), the "run next"
     /// slot before the rest of its level.
+    ///
+    /// The usual cases inline: the "run next" process under its cap, or the oldest of a level
+    /// whose private queue is empty; everything else (a low-priority process, an empty level, a
+    /// lost race, the cap reached) in `take_next_slow`, which gives the same answer.
+    #[inline(always)]
     pub(super) fn take_next(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
+        let levels = self.occupied;
+        if levels != 0 {
+            let level = levels.trailing_zeros() as usize;
+            if self.run_next != NONE && usize::from(self.run_next_level) == level && self.run_next_streak < RUN_NEXT_CAP
+            {
+                let slot = core::mem::replace(&mut self.run_next, NONE);
+                self.run_next_streak += 1;
+                if let Some(slot) = self.accept(shared, stats, slot) {
+                    return Some(slot);
+                }
+            } else if self.private[level].is_empty()
+                && let Some(queues) = &self.queues
+            {
+                // With the private queue empty, either turn takes from the stealable one.
+                self.private_turn ^= 1 << level;
+                if let Take::Slot(slot) = take_oldest(&queues[level], stats) {
+                    if level == usize::from(self.run_next_level) {
+                        self.run_next_streak = 0;
+                    }
+                    if let Some(slot) = self.accept(shared, stats, slot) {
+                        return Some(slot);
+                    }
+                } else {
+                    // The general path takes this turn again.
+                    self.private_turn ^= 1 << level;
+                }
+            }
+        }
+        self.take_next_slow(shared, stats)
+    }
+
+    /// Counts a process taken from this core's queues as no longer queued and applies the
+    /// low-priority rule: `None` when it was passed over (and queued again at the back).
+    #[inline(always)]
+    fn accept(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Option<u32> {
+        let priority = process::slot(slot).priority();
+        shared.count(priority, -1);
+        if priority == Priority::Low && !self.low_may_run(shared, slot) {
+            return None;
+        }
+        bump(&stats.local_pops);
+        Some(slot)
+    }
+
+    /// The low-priority rule for a low process just taken: false when it is passed over (and
+    /// queued again).
+    #[cold]
+    #[inline(never)]
+    fn low_may_run(&mut self, shared: &SharedQueues, slot: u32) -> bool {
+        let process = process::slot(slot);
+        // SAFETY: the process is in none of the queues now; this core owns it.
+        let passes = unsafe { &mut process.local().low_passes };
+        if low_priority_rule(Priority::Low, passes) == LowPriorityDecision::PassOver {
+            self.push(shared, slot);
+            return false;
+        }
+        true
+    }
+
+    /// `take_next` for every case.
+    #[cold]
+    #[inline(never)]
+    fn take_next_slow(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
         // Levels found with items that could not be taken this pass (see `Take::GaveUp`).
         let mut skip = 0u8;
         loop {
@@ -211,17 +306,9 @@ impl RunQueues {
                     }
                 },
             };
-            let process = process::slot(slot);
-            let priority = process.priority();
-            shared.count(priority, false);
-            // SAFETY: the process is in none of the queues now; this core owns it.
-            let passes = unsafe { &mut process.local().low_passes };
-            if low_priority_rule(priority, passes) == LowPriorityDecision::PassOver {
-                self.push(shared, slot);
-                continue;
+            if let Some(slot) = self.accept(shared, stats, slot) {
+                return Some(slot);
             }
-            bump(&stats.local_pops);
-            return Some(slot);
         }
     }
 
@@ -278,6 +365,7 @@ impl RunQueues {
 /// retries in a row it gives up for this pass: the item is still in the queue (a failed CAS
 /// writes nothing; a lost race means a thief has it) and the scheduler loop comes back to it,
 /// at worst after stealing or sleeping until the next tick.
+#[inline(always)]
 fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Take {
     for _ in 0..TAKE_OLDEST_ATTEMPTS {
         match queue.take_oldest() {

@@ -48,8 +48,7 @@ fn core_views(cores: usize) -> heapless::Vec<CoreView, MAX_CORES> {
     (0..cores)
         .map(|core| {
             let queues = &scheduler(core).queues;
-            // ORDERING: Relaxed: load figures; the steal itself is ordered by the deque.
-            let by_priority = [0, 1, 2, 3].map(|p| queues.runnable[p].load(Ordering::Relaxed));
+            let by_priority = queues.runnable_by_priority();
             CoreView {
                 load: CoreView::load_of(by_priority),
                 stealable: queues.stealable_total(),
@@ -65,7 +64,7 @@ fn migrate(slot: u32, victim: usize, to: usize) {
     let process = process::slot(slot);
     // ORDERING: Relaxed throughout: counts and the process's placement; the process itself
     // is handed over by the deque's steal (and the queue or inbox it goes into next).
-    scheduler(victim).queues.runnable[process.priority() as usize].fetch_sub(1, Ordering::Relaxed);
+    scheduler(victim).queues.count_taken_away(process.priority());
     process.core.store(to, Ordering::Relaxed);
     let migrations = process.migrations.fetch_add(1, Ordering::Relaxed) + 1;
     process.movable.store(movable(process), Ordering::Relaxed);
