@@ -215,8 +215,14 @@ impl RunQueues {
         let levels = self.occupied;
         if levels != 0 {
             let level = levels.trailing_zeros() as usize;
-            if self.run_next != NONE && usize::from(self.run_next_level) == level && self.run_next_streak < RUN_NEXT_CAP
+            if self.run_next != NONE
+                && usize::from(self.run_next_level) == level
+                && (self.run_next_streak < RUN_NEXT_CAP || self.level_is_empty(level))
             {
+                // Under its cap, or with nobody else waiting in its level: nobody to be fair to.
+                if self.run_next_streak >= RUN_NEXT_CAP {
+                    self.run_next_streak = 0;
+                }
                 let slot = core::mem::replace(&mut self.run_next, NONE);
                 self.run_next_streak += 1;
                 if let Some(slot) = self.accept(shared, stats, slot) {
