@@ -60,7 +60,9 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     // `state` below says it exists (lookups check it under the same lock).
     let local = unsafe { process.local() };
     let top = local.stack.as_ref().expect("allocate gave it a stack").top();
-    local.context.init_process(top, slot);
+    // SAFETY: `allocate` maps the top page of the stack it gives, which is this process's alone
+    // and unused until it first runs.
+    unsafe { local.context.init_process(top, slot) };
     local.preempted_frame = None;
     match boxed {
         Ok(function) => local.entry.put(function),

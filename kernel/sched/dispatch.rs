@@ -38,7 +38,7 @@ pub(super) fn run(core: &mut OnCore, slot: u32) {
         Some(frame) => unsafe { context::resume_preempted(&mut *scheduler_context, frame) },
         // SAFETY: scheduler side, IRQs masked; the context was saved by the process's last
         // switch (or made at spawn) and its stack is allocated.
-        None => unsafe { context::switch_to_process(&mut *scheduler_context, &*next_context(&next)) },
+        None => unsafe { context::switch_to_process(&mut *scheduler_context, &next_context(&next)) },
     });
     // Back on the scheduler's stack: no process is running on this core now.
     let local = core.local();
@@ -48,7 +48,7 @@ pub(super) fn run(core: &mut OnCore, slot: u32) {
     }
 }
 
-fn next_context(next: &Next) -> *const Context {
+fn next_context(next: &Next) -> Context {
     next.saved_context().expect("a saved context unless preempted")
 }
 
@@ -74,7 +74,7 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     local.slice_started = cpu::counter();
     local.turn_heap_mark = heap::net_bytes_on(id);
     match process_local.preempted_frame.take() {
-        Some(frame) => Next::preempted(frame),
+        Some(frame) => Next::preempted(frame.as_ptr()),
         None => Next::saved(&process_local.context),
     }
 }

@@ -3,6 +3,7 @@
 //! a Rust panic in a process's own code (likewise). `kernel_init` registers the first two with
 //! the interrupt and exception code; the panic handler calls the third.
 
+use core::ptr::NonNull;
 use core::sync::atomic::Ordering;
 
 use super::dispatch::switch_out;
@@ -57,7 +58,7 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     // SAFETY: `save_at..save_at + frame_bytes` lies in the process's own stack below its stack
     // pointer (unused by it), and the process cannot run until this frame is consumed.
     unsafe { core::ptr::copy_nonoverlapping(frame as *const TrapFrame, save_at as *mut TrapFrame, 1) };
-    process_local.preempted_frame = Some(save_at as *const TrapFrame);
+    process_local.preempted_frame = NonNull::new(save_at as *mut TrapFrame);
     local.pending = Pending::Preempted;
     bump(&me.stats.preemptions);
     // SAFETY: `frame` is this exception's frame, taken while the process ran; the scheduler

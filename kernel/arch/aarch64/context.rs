@@ -5,22 +5,24 @@ use super::exception::TrapFrame;
 
 core::arch::global_asm!(include_str!("context.S"));
 
-/// What a voluntary switch keeps: the AAPCS64 callee-saved registers and the stack pointer.
+/// Where a switched-out context is: its stack pointer, below which the switch pushed the
+/// AAPCS64 callee-saved registers (x19-x28, fp, lr, d8-d15: [`SAVED_FRAME_BYTES`], see
+/// context.S). One word, so a process control block carries 8 bytes of context, not 168.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Context {
-    x19_x28: [u64; 10],
-    fp: u64,
-    lr: u64,
     sp: u64,
-    d8_d15: [u64; 8],
 }
 
-const _: () = assert!(core::mem::size_of::<Context>() == 168, "must match the layout in context.S");
+/// Bytes a voluntary switch pushes on the stack it leaves (`SAVED_FRAME_BYTES` in context.S).
+pub const SAVED_FRAME_BYTES: usize = 160;
+/// Where x19, x29 and x30 are in that frame (context.S's layout).
+const SAVED_X19: usize = 0;
+const SAVED_X29: usize = 80;
+const SAVED_X30: usize = 88;
 
 unsafe extern "C" {
     fn context_switch_to_process(scheduler: *mut Context, process: *const Context);
-    fn context_switch_to_scheduler(process: *mut Context, scheduler: *const Context);
     fn context_switch_from_process(process: *mut Context, scheduler: *const Context);
     fn context_resume_preempted(scheduler: *mut Context, frame: *const TrapFrame);
     fn context_return_to_scheduler();
@@ -34,38 +36,38 @@ pub const SPSR_EL1T: u64 = 0b0100;
 const SPSR_EL1H_MASKED: u64 = 0x3c5;
 
 impl Context {
-    /// An all-zero context, for statics.
-    pub const ZERO: Context = Context { x19_x28: [0; 10], fp: 0, lr: 0, sp: 0, d8_d15: [0; 8] };
+    /// No context yet, for statics.
+    pub const ZERO: Context = Context { sp: 0 };
 
     /// Makes this the context of a process that has not run yet: it starts in
-    /// `process_entry(slot)` on the stack whose top is `stack_top`. In place, and only what the
-    /// start reads (x19, fp, lr, sp): the other callee-saved registers a new process inherits
-    /// are never read by it (a `Context` is 168 bytes; spawn neither moves nor clears it).
-    pub fn init_process(&mut self, stack_top: usize, slot: u32) {
-        self.x19_x28[0] = u64::from(slot);
-        self.fp = 0;
-        self.lr = context_process_start as *const () as u64;
-        self.sp = stack_top as u64;
+    /// `process_entry(slot)` on the stack whose top is `stack_top`. Writes only what the first
+    /// switch's pop hands on that the start reads: x19 (the slot), fp (0, the end of
+    /// backtraces) and lr (`context_process_start`), in a frame just below `stack_top`; the
+    /// other registers it pops are never read by the new process.
+    ///
+    /// # Safety
+    /// `[stack_top - SAVED_FRAME_BYTES, stack_top)` is mapped, writable, 16-byte aligned at
+    /// `stack_top`, and the new process's own (nothing else uses it until the process runs).
+    pub unsafe fn init_process(&mut self, stack_top: usize, slot: u32) {
+        let frame = stack_top - SAVED_FRAME_BYTES;
+        // SAFETY: inside the frame, which the caller vouches for; aligned words.
+        unsafe {
+            ((frame + SAVED_X19) as *mut u64).write(u64::from(slot));
+            ((frame + SAVED_X29) as *mut u64).write(0);
+            ((frame + SAVED_X30) as *mut u64).write(context_process_start as *const () as u64);
+        }
+        self.sp = frame as u64;
     }
 }
 
-/// Runs the process whose context is `process` until it switches back.
+/// Runs the process whose context is `process` until the core comes back to the scheduler.
 ///
 /// # Safety
 /// On the scheduler side (SPSel = 1) with IRQs masked; `process` is a context saved by
-/// [`switch_to_scheduler`] or made by [`Context::new_process`], whose stack is still allocated.
+/// [`switch_from_process`] or made by [`Context::init_process`], whose stack is still allocated.
 pub unsafe fn switch_to_process(scheduler: &mut Context, process: &Context) {
     // SAFETY: forwarded contract; the assembly saves exactly the callee-saved state.
     unsafe { context_switch_to_process(scheduler, process) }
-}
-
-/// Gives the core back to its scheduler; returns when the scheduler runs this process again.
-///
-/// # Safety
-/// On a process (SPSel = 0) with IRQs masked; `scheduler` is this core's scheduler context.
-pub unsafe fn switch_to_scheduler(process: &mut Context, scheduler: &Context) {
-    // SAFETY: forwarded contract.
-    unsafe { context_switch_to_scheduler(process, scheduler) }
 }
 
 /// What runs on a core once its process has given it up, as `next_turn_from_process` (the
@@ -81,9 +83,9 @@ impl Next {
     /// The scheduler loop, resumed as if its `switch_to_process` had returned.
     pub const LOOP: Next = Next { what: 0, at: 0 };
 
-    /// The process whose context `context` holds (saved by a switch, or made at spawn).
-    pub fn saved(context: *const Context) -> Next {
-        Next { what: 1, at: context as u64 }
+    /// The process whose context is `context` (saved by a switch, or made at spawn).
+    pub fn saved(context: &Context) -> Next {
+        Next { what: 1, at: context.sp }
     }
 
     /// The preempted process whose trap frame is at `frame` (on its own stack).
@@ -97,8 +99,8 @@ impl Next {
     }
 
     /// The saved context, if this resumes one.
-    pub fn saved_context(&self) -> Option<*const Context> {
-        (self.what == 1).then_some(self.at as *const Context)
+    pub fn saved_context(&self) -> Option<Context> {
+        (self.what == 1).then_some(Context { sp: self.at })
     }
 }
 
