@@ -14,6 +14,7 @@ use super::process::{
 };
 use super::runqueue::movable;
 use super::stats::CoreStats;
+use super::table;
 use super::wake::{admit, make_runnable};
 use crate::arch::context;
 use crate::arch::cpu;
@@ -42,7 +43,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
         Err(Err(error)) => return Err(SpawnError::OutOfMemory(error)),
     };
     // The frame pool and the free slots are only touched on the kernel stack: see there.
-    let slot = context::on_kernel_stack(|| process::allocate(options.stack_bytes))?;
+    let slot = context::on_kernel_stack(|| table::allocate(options.stack_bytes))?;
     let process = process::slot(slot);
     // ORDERING: Relaxed for the placement fields: nobody else reaches the slot until its state
     // (under its lock) says it exists, and whoever runs it later gets it through a queue.
@@ -242,14 +243,14 @@ pub fn is_alive(pid: Pid) -> bool {
 
 /// Processes alive now, on all cores.
 pub fn process_count() -> usize {
-    process::live_count()
+    table::live_count()
 }
 
 /// Bytes of RAM in use: frames handed out (stacks, control blocks, the process region's
 /// translation tables) less the stack pages free slots keep for their next process, plus the
 /// heap in use. The difference across spawning N processes, over N, is what one costs.
 pub fn memory_in_use() -> usize {
-    crate::mm::frames::in_use_bytes().saturating_sub(process::cached_stack_bytes()) + heap::usage().0
+    crate::mm::frames::in_use_bytes().saturating_sub(table::cached_stack_bytes()) + heap::usage().0
 }
 
 /// Scheduler counters of `core`.

@@ -9,6 +9,7 @@ use super::mailbox;
 use super::percore::OnCore;
 use super::process::{self, ExitReason, Message, Pid, State};
 use super::stats::bump;
+use super::table;
 use crate::mm::stacks;
 
 /// Ends a process that no longer runs anywhere (its stack is not in use): wakes nobody twice,
@@ -46,7 +47,7 @@ pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     // lock) also sees this count, so spawned = completed + alive holds whenever nothing is
     // ending (the soak's exactly-once check relies on it).
     bump(&core.scheduler().stats.completed);
-    process::release_slot(slot);
+    table::release_slot(slot);
     if is_program_main(pid) {
         panic!("the program's main process {pid} ended: {reason}");
     }

@@ -6,6 +6,7 @@ use core::sync::atomic::Ordering;
 
 use super::percore::OnCore;
 use super::process::{self, Message, Pid, SendError, State};
+use super::table;
 use super::trace::{self, Event};
 use super::wake::wake_by_message;
 use crate::mm::heap;
@@ -28,7 +29,7 @@ pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), 
         // A full mailbox grows (doubles): not into the kernel's reserve (see `mm::heap`).
         let full = shared.mailbox.len() == shared.mailbox.capacity();
         let growth = shared.mailbox.capacity().max(4) * core::mem::size_of::<Message>();
-        if full && !heap::within_reserve(growth, process::live_count()) || shared.mailbox.try_reserve(1).is_err() {
+        if full && !heap::within_reserve(growth, table::live_count()) || shared.mailbox.try_reserve(1).is_err() {
             return Err(SendError::OutOfMemory(pid));
         }
         shared.mailbox.push_back(message);

@@ -21,6 +21,8 @@ mod dump;
 #[cfg(target_os = "none")]
 mod ending;
 #[cfg(target_os = "none")]
+mod entry;
+#[cfg(target_os = "none")]
 mod hooks;
 #[cfg(target_os = "none")]
 mod idle;
@@ -42,6 +44,8 @@ mod settings;
 mod stats;
 #[cfg(target_os = "none")]
 mod steal;
+#[cfg(target_os = "none")]
+mod table;
 #[cfg(target_os = "none")]
 pub mod telemetry;
 #[cfg(target_os = "none")]
@@ -72,8 +76,8 @@ pub(crate) use ending::set_program_main;
 pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
 #[cfg(target_os = "none")]
 pub use process::{
-    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid,
-    SPAWN_FRAME_RESERVE_BYTES, SendError, SpawnError, SpawnOptions, limit as process_limit,
+    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
+    SpawnOptions, limit as process_limit,
 };
 #[cfg(target_os = "none")]
 pub use runqueue::RUN_NEXT_CAP;
@@ -89,6 +93,8 @@ pub use settings::{balance_config, set_strategy};
 pub use stats::{CoreStats, LATENCY_BUCKETS};
 #[cfg(target_os = "none")]
 pub use steal::max_migrations_seen;
+#[cfg(target_os = "none")]
+pub use table::SPAWN_FRAME_RESERVE_BYTES;
 
 pub use priority::Priority;
 #[cfg(target_os = "none")]

@@ -1,4 +1,5 @@
-//! Processes: identifiers, options, exit reasons, messages, and the process table.
+//! Processes: identifiers, options, exit reasons, messages, the control block, and how a slot
+//! is reached (`table.rs` makes and reuses slots; `entry.rs` holds the closure a process runs).
 //!
 //! Control blocks live in a table in the process region (`layout::CONTROL_BLOCKS_VA`), with
 //! room for [`MAX_PROCESSES`]; its pages are mapped as the table grows and never unmapped, and
@@ -6,11 +7,6 @@
 //! newer process in the same slot: every lookup compares generations under the slot's lock.
 //! Because a control block, once made, stays mapped for good, a stale pointer can never
 //! dangle; it can only be refused.
-//!
-//! Free slots wait on one of two lists: those whose stack stretch still has its top page mapped
-//! (a process just ended there), reused first, last in first out; and those whose page was
-//! taken back for the frame pool when it ran dry (`reclaim_stack_page`). A slot never used is
-//! made (its control block mapped and initialised) only when both lists are empty.
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -21,13 +17,13 @@ use core::fmt;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
+pub(crate) use super::entry::Entry;
 use super::priority::Priority;
 use crate::arch::context::Context;
 use crate::arch::exception::TrapFrame;
-use crate::mm::heap::{self, OutOfMemory};
-use crate::mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA, PAGE_BYTES};
-use crate::mm::stacks::{self, Stack};
-use crate::mm::{frames, vmap};
+use crate::mm::heap::OutOfMemory;
+use crate::mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
+use crate::mm::stacks::Stack;
 use crate::sync::IrqSpinLock;
 
 /// Most processes alive at once that the process region has room for (the limit in force is
@@ -263,69 +259,6 @@ pub(crate) struct Shared {
     pub timed_out: bool,
 }
 
-/// Bytes of closure a control block holds in place; a bigger closure is boxed on the heap.
-const ENTRY_INLINE_BYTES: usize = 32;
-
-/// The closure a new process runs. Small enough ones (up to [`ENTRY_INLINE_BYTES`], aligned
-/// to at most 8) live in the control block itself, so spawning one allocates nothing on the
-/// heap; others are boxed. Cleared unrun (the process was killed first), it drops the closure.
-/// Written and taken in place: on the spawn path it is never moved whole.
-pub(crate) struct Entry {
-    /// Moves the closure out of `data` and runs it (`true`) or drops it (`false`); `None`
-    /// when there is none.
-    call: Option<unsafe fn(*mut u8, bool)>,
-    data: core::mem::MaybeUninit<[u64; ENTRY_INLINE_BYTES / 8]>,
-}
-
-/// Runs (or drops) the `F` in `data`.
-///
-/// # Safety
-/// `data` holds an `F` written by `Entry::put`, read here once.
-unsafe fn call_in_place<F: FnOnce()>(data: *mut u8, run: bool) {
-    // SAFETY: forwarded contract: the `F` is moved out and never read again.
-    let function = unsafe { data.cast::<F>().read() };
-    if run {
-        function();
-    }
-}
-
-impl Entry {
-    const EMPTY: Entry = Entry { call: None, data: core::mem::MaybeUninit::uninit() };
-
-    /// Whether an `F` is kept in place (else it must be boxed first).
-    pub const fn fits<F>() -> bool {
-        core::mem::size_of::<F>() <= ENTRY_INLINE_BYTES && core::mem::align_of::<F>() <= 8
-    }
-
-    /// Stores `function` (which [`fits`](Self::fits); a `Box<F>` always does), dropping any
-    /// closure held before.
-    pub fn put<F: FnOnce() + Send + 'static>(&mut self, function: F) {
-        // A constant per `F`: the check costs nothing where it holds (spawn boxes the others).
-        assert!(Self::fits::<F>(), "a closure that does not fit is boxed first");
-        self.clear();
-        // SAFETY: `data` has room and alignment for an `F` (asserted above).
-        unsafe { self.data.as_mut_ptr().cast::<F>().write(function) };
-        self.call = Some(call_in_place::<F>);
-    }
-
-    /// Takes the closure and runs it.
-    pub fn run(&mut self) {
-        if let Some(call) = self.call.take() {
-            // SAFETY: `call` matches what `put` stored in `data`; taking it first means the
-            // closure is read once.
-            unsafe { call(self.data.as_mut_ptr().cast(), true) };
-        }
-    }
-
-    /// Drops the closure unrun, if one is held.
-    pub fn clear(&mut self) {
-        if let Some(call) = self.call.take() {
-            // SAFETY: as in `run`.
-            unsafe { call(self.data.as_mut_ptr().cast(), false) };
-        }
-    }
-}
-
 /// What only the core running or scheduling the process touches.
 pub(crate) struct Local {
     pub context: Context,
@@ -363,7 +296,7 @@ pub(crate) struct Process {
     /// The generation, readable without the lock (for traces; the lock's copy is the truth).
     pub generation_hint: AtomicU32,
     /// The next slot on the free list this one is on (under `FREE`'s lock).
-    free_next: AtomicU32,
+    pub(super) free_next: AtomicU32,
     pub local: UnsafeCell<Local>,
 }
 
@@ -375,7 +308,7 @@ unsafe impl Sync for Process {}
 const NOT_BOUND: usize = usize::MAX;
 
 impl Process {
-    const fn new() -> Process {
+    pub(super) const fn new() -> Process {
         Process {
             shared: IrqSpinLock::new(Shared {
                 generation: 0,
@@ -430,84 +363,22 @@ impl Process {
 }
 
 /// No slot (the end of a free list).
-const NO_SLOT: u32 = u32::MAX;
-/// Frames a spawn leaves for the stacks of processes already alive to grow into (and for the
-/// kernel to save a preempted process's registers on its stack): 256 KiB, or 1/256 of RAM if
-/// that is more, on top of the pool's emergency frames (`frames::EMERGENCY_FRAMES`).
-pub const SPAWN_FRAME_RESERVE_BYTES: usize = 256 << 10;
-
-fn spawn_frame_reserve() -> usize {
-    SPAWN_FRAME_RESERVE_BYTES.max(frames::total_bytes() / 256) + frames::EMERGENCY_FRAMES * PAGE_BYTES
-}
-
+pub(super) const NO_SLOT: u32 = u32::MAX;
 /// Slots `[0, SLOTS_MADE)` have a mapped, initialised control block (set with Release after the
 /// slot is made; a reader that sees an index below it with Acquire sees the block).
-static SLOTS_MADE: AtomicU32 = AtomicU32::new(0);
-/// Serialises making slots (`SLOTS_MADE` only ever grows by one, in order).
-static MAKING: IrqSpinLock<()> = IrqSpinLock::new(());
-/// The most processes alive at once (bootarg `max_processes`).
-static LIMIT: AtomicUsize = AtomicUsize::new(MAX_PROCESSES);
-/// Processes alive (a mirror of `FreeSlots::live`, readable without the lock).
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-/// Free slots whose stack page is still mapped (a mirror of `FreeSlots::mapped_len`).
-static CACHED_STACK_PAGES: AtomicUsize = AtomicUsize::new(0);
-
-struct FreeSlots {
-    /// Free slots whose stack stretch has its top page mapped (LIFO), and those without.
-    mapped: u32,
-    unmapped: u32,
-    mapped_len: usize,
-    live: usize,
-}
-
-static FREE: IrqSpinLock<FreeSlots> =
-    IrqSpinLock::new(FreeSlots { mapped: NO_SLOT, unmapped: NO_SLOT, mapped_len: 0, live: 0 });
-
-impl FreeSlots {
-    fn pop(&mut self, mapped: bool) -> Option<u32> {
-        let list = if mapped { &mut self.mapped } else { &mut self.unmapped };
-        let index = *list;
-        if index == NO_SLOT {
-            return None;
-        }
-        *list = slot(index).free_next.load(Ordering::Relaxed);
-        if mapped {
-            self.mapped_len -= 1;
-            CACHED_STACK_PAGES.store(self.mapped_len, Ordering::Relaxed);
-        }
-        Some(index)
-    }
-
-    fn push(&mut self, mapped: bool, index: u32) {
-        let list = if mapped { &mut self.mapped } else { &mut self.unmapped };
-        slot(index).free_next.store(*list, Ordering::Relaxed);
-        *list = index;
-        if mapped {
-            self.mapped_len += 1;
-            CACHED_STACK_PAGES.store(self.mapped_len, Ordering::Relaxed);
-        }
-    }
-}
-
-/// Bytes of stack pages free slots keep mapped for their next process (taken back when the
-/// frame pool runs dry).
-pub(crate) fn cached_stack_bytes() -> usize {
-    CACHED_STACK_PAGES.load(Ordering::Relaxed) * PAGE_BYTES
-}
-
-/// The control block in slot `index`: a slot the scheduler got from [`allocate`] (every index
+pub(super) static SLOTS_MADE: AtomicU32 = AtomicU32::new(0);
+/// The control block in slot `index`: a slot the scheduler got from `table::allocate` (every index
 /// it holds, in a pid, a queue or a timeout, comes from there).
 pub(crate) fn slot(index: u32) -> &'static Process {
     debug_assert!(index < SLOTS_MADE.load(Ordering::Relaxed), "slot {index} was never made");
     // SAFETY: slots below `SLOTS_MADE` have an initialised control block at this address in the
-    // process region, mapped for good (`make_slot`); `Process` is `Sync`.
+    // process region, mapped for good (`table::make_slot`); `Process` is `Sync`.
     unsafe { &*(CONTROL_BLOCKS_VA as *const Process).add(index as usize) }
 }
 
 /// The control block in slot `index`, if the slot has ever been made.
 pub(crate) fn slot_checked(index: u32) -> Option<&'static Process> {
-    // ORDERING: Acquire pairs with the Release in `make_slot`: the block's initialisation is
+    // ORDERING: Acquire pairs with the Release in `table::make_slot`: the block's initialisation is
     // seen before it is used.
     (index < SLOTS_MADE.load(Ordering::Acquire)).then(|| slot(index))
 }
@@ -517,124 +388,6 @@ pub(crate) fn slots_made() -> u32 {
     SLOTS_MADE.load(Ordering::Acquire)
 }
 
-/// The process limit in force.
-pub fn limit() -> usize {
-    LIMIT.load(Ordering::Relaxed)
-}
-
-/// Applies the bootarg `max_processes` and lets the frame pool take back free slots' stack
-/// pages when it runs dry. Boot core, before any spawn.
-pub(crate) fn init_table() -> Result<(), OutOfMemory> {
-    LIMIT.store(crate::boot_config().max_processes.min(MAX_PROCESSES), Ordering::Relaxed);
-    frames::set_reclaimer(reclaim_stack_page);
-    Ok(())
-}
-
-/// A slot for a new process, with a stack of `stack_bytes` in its control block (`stack`,
-/// `slot_stack_mapped`). The slot is the caller's; nothing else can reach it until its state
-/// says it is alive. IRQs masked, kernel stack (`context::on_kernel_stack`).
-pub(crate) fn allocate(stack_bytes: usize) -> Result<u32, SpawnError> {
-    let live = LIVE.load(Ordering::Relaxed);
-    if !heap::within_reserve(0, live + 1) {
-        return Err(SpawnError::OutOfMemory(OutOfMemory { requested_bytes: heap::kernel_reserve(live + 1) }));
-    }
-    // Free slots' stack pages count: a spawn takes such a slot first, and the pool takes them
-    // back when it runs dry.
-    if frames::available_bytes() + cached_stack_bytes() < spawn_frame_reserve() + PAGE_BYTES {
-        return Err(SpawnError::OutOfMemory(OutOfMemory { requested_bytes: PAGE_BYTES }));
-    }
-    let (index, top_mapped) = take_slot()?;
-    match stacks::allocate(index, stack_bytes, top_mapped) {
-        Ok(stack) => {
-            // SAFETY: the slot is ours alone (taken from the free lists or just made).
-            let local = unsafe { slot(index).local() };
-            local.slot_stack_mapped = top_mapped || stack.in_slot();
-            local.stack = Some(stack);
-            Ok(index)
-        }
-        Err(error) => {
-            put_slot(index, top_mapped);
-            Err(SpawnError::OutOfMemory(error))
-        }
-    }
-}
-
-/// A free slot (reused first, its stack page still mapped; else one whose page was taken back;
-/// else a new one) and whether its stack stretch has its top page mapped.
-fn take_slot() -> Result<(u32, bool), SpawnError> {
-    {
-        let mut free = FREE.lock();
-        if free.live >= limit() {
-            return Err(SpawnError::TableFull);
-        }
-        let taken = match free.pop(true) {
-            Some(index) => Some((index, true)),
-            None => free.pop(false).map(|index| (index, false)),
-        };
-        free.live += 1;
-        LIVE.store(free.live, Ordering::Relaxed);
-        if let Some(taken) = taken {
-            return Ok(taken);
-        }
-    }
-    make_slot().map(|index| (index, false)).inspect_err(|_| {
-        let mut free = FREE.lock();
-        free.live -= 1;
-        LIVE.store(free.live, Ordering::Relaxed);
-    })
-}
-
-/// Makes the next slot: maps its control block's pages and initialises it.
-fn make_slot() -> Result<u32, SpawnError> {
-    let _making = MAKING.lock();
-    let index = SLOTS_MADE.load(Ordering::Relaxed);
-    if index as usize >= MAX_PROCESSES {
-        return Err(SpawnError::TableFull);
-    }
-    let start = CONTROL_BLOCKS_VA + index as usize * CONTROL_BLOCK_BYTES;
-    let end = start + CONTROL_BLOCK_BYTES;
-    let first_page = start & !(PAGE_BYTES - 1);
-    vmap::prepare(first_page, end).map_err(SpawnError::OutOfMemory)?;
-    for page in (first_page..end).step_by(PAGE_BYTES) {
-        if !vmap::is_mapped(page) {
-            let frame = frames::allocate().map_err(SpawnError::OutOfMemory)?;
-            vmap::map(page, frame);
-        }
-    }
-    vmap::publish();
-    // SAFETY: `[start, end)` is mapped read-write (above) and no one else can reach it: the
-    // slot's index is not below `SLOTS_MADE` yet, and `MAKING` is held.
-    unsafe { (start as *mut Process).write(Process::new()) };
-    // ORDERING: Release: the initialised block is seen by whoever sees the new count (Acquire
-    // in `slot_checked`).
-    SLOTS_MADE.store(index + 1, Ordering::Release);
-    Ok(index)
-}
-
-/// Puts a slot that was taken but not used back on its list.
-fn put_slot(index: u32, top_mapped: bool) {
-    let mut free = FREE.lock();
-    free.push(top_mapped, index);
-    free.live -= 1;
-    LIVE.store(free.live, Ordering::Relaxed);
-}
-
-/// Returns a slot whose process has ended (its stack freed with `stacks::free`).
-pub(crate) fn release_slot(index: u32) {
-    // SAFETY: the scheduler that ends the process owns its control block (see `finish`).
-    let mapped = unsafe { slot(index).local().slot_stack_mapped };
-    put_slot(index, mapped);
-}
-
-/// For the frame pool when no frame is free: unmaps the stack page of the free slot released
-/// most recently and returns its frame; the slot moves to the other list.
-fn reclaim_stack_page() -> Option<usize> {
-    let index = FREE.lock().pop(true)?;
-    let frame = stacks::unmap_slot_top(index);
-    FREE.lock().push(false, index);
-    frame
-}
-
 /// The live process `pid` names, or `None` if it has ended or never existed.
 pub(crate) fn lookup(pid: Pid) -> Option<&'static Process> {
     let process = slot_checked(pid.index)?;
@@ -642,7 +395,9 @@ pub(crate) fn lookup(pid: Pid) -> Option<&'static Process> {
     (shared.generation == pid.generation && shared.state != State::Free).then_some(process)
 }
 
-/// Processes alive now.
-pub(crate) fn live_count() -> usize {
-    LIVE.load(Ordering::Relaxed)
+/// The most processes alive at once (bootarg `max_processes`).
+pub(super) static LIMIT: AtomicUsize = AtomicUsize::new(MAX_PROCESSES);
+/// The process limit in force.
+pub fn limit() -> usize {
+    LIMIT.load(Ordering::Relaxed)
 }

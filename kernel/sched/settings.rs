@@ -5,7 +5,7 @@
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use super::balance::{BalanceConfig, Strategy};
-use super::process;
+use super::table;
 use crate::arch::cpu;
 
 /// Counter ticks per slice.
@@ -54,7 +54,7 @@ pub(crate) fn init_global(
     SEARCH_PAUSE_MAX_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MAX_NS), Ordering::Relaxed);
     SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
-    process::init_table()
+    table::init_table()
 }
 
 /// Whether `trace=on` asked for traces (each core then makes its buffer).

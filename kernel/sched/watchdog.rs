@@ -16,6 +16,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::dump::debug_dump;
 use super::percore::scheduler;
 use super::process::{self, State};
+use super::table;
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
 use crate::smp;
@@ -103,7 +104,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         }
         return Some("a core with runnable processes made no progress");
     }
-    if now.saturating_sub(latest_progress) > period && process::live_count() > 0 {
+    if now.saturating_sub(latest_progress) > period && table::live_count() > 0 {
         let mut waiting = [0usize; MAX_CORES];
         for index in 0..process::slots_made() {
             let process = process::slot(index);
@@ -122,7 +123,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         }
         crate::println!(
             "watchdog: no process ran on any of {cores} cores for {seconds} s while {} processes live",
-            process::live_count()
+            table::live_count()
         );
         return Some("no process made progress on any core");
     }
