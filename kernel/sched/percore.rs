@@ -225,11 +225,13 @@ impl OnCore {
     #[inline(always)]
     pub fn local(&mut self) -> &mut Local {
         // SAFETY: the one place `Local` is reached. An `OnCore` exists only on the core it was
-        // made on (it is neither `Send` nor `Sync`), with IRQs masked for its whole life, so no handler on this
-        // core can run in the middle; only entry points make one, and the code they call
-        // borrows it mutably, so this `&mut` is the only one alive. Across a context switch
-        // the other side's guard takes over (`lend`), and this one is not used until it
-        // returns.
+        // made on (it is neither `Send` nor `Sync`, and a process's switch consumes its guard),
+        // with IRQs masked for its whole life, so no interrupt handler on this core runs in the
+        // middle; only entry points make one and the code below them borrows it mutably, so
+        // this `&mut` is the only one alive. Across the loop's switch to a process the process's
+        // side makes its own (`lend`), and this one is not used until the switch returns; a
+        // fault taken in kernel code that holds one reads which process runs without borrowing
+        // `Local` (`enter_from_fault`).
         unsafe { &mut *self.scheduler.local.get() }
     }
 

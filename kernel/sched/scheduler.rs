@@ -1,21 +1,20 @@
-//! One scheduler per core: its loop, what an idle core does (search, then sleep), and how the
-//! pieces fit.
+//! One scheduler per core: its loop, what an idle core does (search, then sleep), each core's
+//! set-up, and how the pieces fit.
 //!
 //! ```text
-//!            spawn / wake (same core) ──push──▶ run queues (runqueue.rs: Chase-Lev + overflow)
-//!   wake from another core ─▶ inbox ─SGI─▶ drained by the owner ─┘        │ owner takes FIFO
-//!                                                                         ▼
-//!   loop: jobs, inbox, timeouts, pick (max > high > normal/low) ─▶ run until it yields,
-//!         blocks, exits, faults or its slice ends (timer tick) ─▶ act on what it asked for
+//!   spawn / wake (same core) ──push──▶ run queues (runqueue.rs: levels, Chase-Lev + overflow)
+//!   message wake (same core) ──▶ run-next slot ─┘             │ owner takes FIFO
+//!   wake from another core ─▶ inbox ─SGI─▶ drained by the loop ┘
+//!   loop: jobs, inbox, timeouts, rebalance, pick (max > high > normal/low) ─▶ run a process
+//!   a process gives the core up ─▶ attention word clear? ─yes─▶ hand-off: end its turn, pick
+//!                                                       └─no──▶ back to the loop
 //!   nothing to run: steal (steal.rs), search a little longer, sleep in WFI
 //! ```
 //!
 //! The scheduler runs on the core's boot stack (SP_EL1) with IRQs masked except while it
-//! sleeps, while it searches, and while a job or a process runs. The files beside this one:
-//! `percore` (each core's state and the `OnCore` guard that reaches it), `runqueue`, `wake`
-//! (queueing a runnable process, the inbox), `mailbox`, `timeouts`, `steal` (stealing and
-//! push rebalancing), `idle` (which cores sleep or search), `dispatch` (running a turn,
-//! ending a process), `hooks` (tick, fault, panic), `settings`, `stats` and `dump`.
+//! sleeps, while it searches, and while a job or a process runs. Processes hand the core to each
+//! other without it while it has nothing else to do (`dispatch`, `attention`); it ends the turn
+//! of whichever process ran last when the core comes back. docs/scheduler.md maps the files.
 
 use core::sync::atomic::Ordering;
 
