@@ -192,9 +192,6 @@ pub(super) fn rebalance(core: &mut OnCore) {
         return;
     }
     let (config, _) = *balance();
-    if !config.rebalance {
-        return;
-    }
     core.local().last_rebalance = now;
     let views = core_views(cores);
     let busiest = (0..cores).max_by_key(|&c| views[c].load).unwrap_or(0);
