@@ -6,6 +6,7 @@
 use core::sync::atomic::Ordering;
 
 use super::attention;
+use super::balance::place;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
@@ -28,13 +29,7 @@ pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnErro
 
 /// Spawns a process with `options`.
 pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
-    let core = match options.affinity {
-        Affinity::Bound(core) => core,
-        Affinity::Free => options.core.unwrap_or_else(cpu::core_id),
-    };
-    if core >= smp::cores_online() {
-        return Err(SpawnError::NoSuchCore(core));
-    }
+    let core = place(&options.allowed, smp::cores_online(), options.core, cpu::core_id())?;
     // A closure too big to keep in the control block is boxed first (which may fail).
     let boxed = if Entry::fits::<F>() { Ok(function) } else { Err(heap::try_box(function)) };
     let boxed = match boxed {
@@ -48,11 +43,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     // ORDERING: Relaxed for the placement fields: nobody else reaches the slot until its state
     // (under its lock) says it exists, and whoever runs it later gets it through a queue.
     process.priority.store(options.priority as u8, Ordering::Relaxed);
-    let bound = match options.affinity {
-        Affinity::Bound(core) => core,
-        Affinity::Free => usize::MAX,
-    };
-    process.bound_core.store(bound, Ordering::Relaxed);
+    process.allowed.store(options.allowed);
     process.core.store(core, Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
     process.movable.store(movable(process), Ordering::Relaxed);

@@ -8,6 +8,7 @@
 pub mod balance;
 pub mod deque;
 pub mod priority;
+pub mod queue_wait;
 pub mod trace_ring;
 
 #[cfg(target_os = "none")]
@@ -96,6 +97,7 @@ pub use steal::max_migrations_seen;
 #[cfg(target_os = "none")]
 pub use table::SPAWN_FRAME_RESERVE_BYTES;
 
+pub use crate::core_set::CoreMask;
 pub use priority::Priority;
 #[cfg(target_os = "none")]
 pub use watchdog::{arm_progress_watchdog, disarm_progress_watchdog};

@@ -12,13 +12,15 @@
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::balance::may_migrate;
+use super::balance::{has_choice, may_migrate, may_run_on};
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::idle::{SLEEPERS, wake_a_thief};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
-use super::process::{self, Affinity, Process};
+use super::process::{self, Process};
 use super::settings::balance;
 use super::stats::{CoreStats, bump};
+use crate::arch::cpu;
+use crate::smp;
 
 /// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
 const DEQUE_CAPACITY: usize = 256;
@@ -156,7 +158,9 @@ impl RunQueues {
     /// Queues a runnable process at the back of its level.
     #[inline]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
-        let priority = process::slot(slot).priority();
+        let process = process::slot(slot);
+        stamp_queued(process);
+        let priority = process.priority();
         shared.count(priority, 1);
         self.push_counted(slot, priority);
     }
@@ -165,7 +169,9 @@ impl RunQueues {
     /// any, goes to the back of its level (as Go's `runnext` does).
     #[inline]
     pub(super) fn push_woken(&mut self, shared: &SharedQueues, slot: u32) {
-        let priority = process::slot(slot).priority();
+        let process = process::slot(slot);
+        stamp_queued(process);
+        let priority = process.priority();
         shared.count(priority, 1);
         let level = priority.level() as u8;
         self.occupied |= 1 << level;
@@ -271,7 +277,9 @@ impl RunQueues {
         // SAFETY: the process is in none of the queues now; this core owns it.
         let passes = unsafe { &mut process.local().low_passes };
         if low_priority_rule(Priority::Low, passes) == LowPriorityDecision::PassOver {
-            self.push(shared, slot);
+            // Back of the level, its wait still running from when it was first queued.
+            shared.count(Priority::Low, 1);
+            self.push_counted(slot, Priority::Low);
             return false;
         }
         true
@@ -366,6 +374,17 @@ impl RunQueues {
     }
 }
 
+/// Notes when `process` entered this core's run queue: its queue wait, counted when it runs
+/// (`dispatch::begin_turn`), starts here. Only [`RunQueues::push`] and
+/// [`RunQueues::push_woken`] call it: a process sent to the back of its level again (passed
+/// over, or the run-next slot's cap) keeps waiting from its first entry.
+#[inline(always)]
+fn stamp_queued(process: &Process) {
+    // SAFETY: the process is being queued by the core that owns it (in no queue yet, IRQs
+    // masked under the caller's `OnCore`); no other reference to its `Local` is alive.
+    unsafe { process.local().queued_at = cpu::counter() };
+}
+
 /// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
 /// thief (spilled items are moved back into the deque first). After `TAKE_OLDEST_ATTEMPTS`
 /// retries in a row it gives up for this pass: the item is still in the queue (a failed CAS
@@ -386,14 +405,24 @@ fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Take {
 }
 
 /// May the balancer move this process? Cached in `Process::movable` by whoever changes what
-/// it depends on (its priority and binding at spawn, its migration count when it moves).
+/// it depends on (its priority and allowed cores at spawn, its migration count when it moves).
+/// A process with one online core to run on (`bound_to`) counts as bound: it is kept in the
+/// private queue, out of thieves' sight.
 pub(super) fn movable(process: &Process) -> bool {
     let (config, _) = balance();
     may_migrate(
         config,
-        process.affinity() != Affinity::Free,
+        !has_choice(&process.allowed.load(), smp::cores_online()),
         // ORDERING: Relaxed: written by the core that moves it, which owns it (as we do now).
         process.migrations.load(Ordering::Relaxed),
         process.priority() == Priority::Max,
     )
+}
+
+/// May `process` run on `core`? The one check every mover makes (a thief before it keeps what
+/// it took, push rebalancing before it sends a process on): any further condition on a core
+/// belongs here, so that it holds for every move at once.
+#[inline]
+pub(super) fn may_run_here(process: &Process, core: usize) -> bool {
+    may_run_on(&process.allowed.load(), core)
 }

@@ -4,6 +4,8 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::queue_wait::{TicksToUs, WAIT_BUCKETS, bucket_of_us};
+
 /// Buckets of the steal latency histogram.
 pub const LATENCY_BUCKETS: usize = 10;
 
@@ -32,6 +34,10 @@ pub struct CoreStats {
     /// protected max priority).
     pub fail_migration_limit: AtomicU64,
     pub fail_lost_race: AtomicU64,
+    /// Processes this core took (stealing, or moving them in push rebalancing) that may not
+    /// run where they were to go (their allowed cores leave it out), handed back to the core
+    /// they came from (`Refusal::NotAllowed`, "not_allowed").
+    pub fail_not_allowed: AtomicU64,
     /// Processes that moved here, and away from here (written by other cores too).
     pub migrated_in: AtomicU64,
     pub migrated_out: AtomicU64,
@@ -61,6 +67,12 @@ pub struct CoreStats {
     /// Times `take_oldest` gave up after `TAKE_OLDEST_ATTEMPTS` retries in a row, leaving the
     /// item in the deque for the next pass of the scheduler loop.
     pub take_oldest_gave_up: AtomicU64,
+    /// Queue waits of the processes that ran here: bucket i counts turns that began
+    /// `queue_wait::bucket_range_us(i)` microseconds after the process entered this core's run
+    /// queue (spawned, woken, preempted or yielded back, stolen or moved here).
+    pub wait_buckets: [AtomicU64; WAIT_BUCKETS],
+    /// Those waits summed, in counter ticks (the mean is this over the buckets' total).
+    pub wait_ticks: AtomicU64,
 }
 
 impl CoreStats {
@@ -79,6 +91,7 @@ impl CoreStats {
             fail_cooldown: AtomicU64::new(0),
             fail_migration_limit: AtomicU64::new(0),
             fail_lost_race: AtomicU64::new(0),
+            fail_not_allowed: AtomicU64::new(0),
             migrated_in: AtomicU64::new(0),
             migrated_out: AtomicU64::new(0),
             steal_latency: [const { AtomicU64::new(0) }; LATENCY_BUCKETS],
@@ -90,6 +103,8 @@ impl CoreStats {
             stolen: AtomicU64::new(0),
             stealable_seen: AtomicU64::new(0),
             take_oldest_gave_up: AtomicU64::new(0),
+            wait_buckets: [const { AtomicU64::new(0) }; WAIT_BUCKETS],
+            wait_ticks: AtomicU64::new(0),
         }
     }
 }
@@ -98,6 +113,27 @@ impl CoreStats {
 pub(super) fn latency_bucket(cycles: u64) -> usize {
     let log = 64 - cycles.leading_zeros() as usize; // bits needed
     log.saturating_sub(7).min(LATENCY_BUCKETS - 1)
+}
+
+/// The counter's ticks-to-microseconds factor for the queue-wait buckets (set at boot, before
+/// any process runs; until then a 62.5 MHz counter's).
+static WAIT_CLOCK: AtomicU64 = AtomicU64::new(TicksToUs::new(62_500_000).factor());
+
+/// Sets the queue-wait histogram's clock: once, at boot, from the counter's frequency.
+pub(super) fn init_wait_clock(counter_hz: u64) {
+    // ORDERING: Relaxed: set before the other cores start scheduling (their start is ordered
+    // after the boot core's set-up).
+    WAIT_CLOCK.store(TicksToUs::new(counter_hz).factor(), Ordering::Relaxed);
+}
+
+/// Counts a queue wait of `ticks` in this core's histogram: a multiply-high, a leading-zero
+/// count and two owner-only counters (see `queue_wait`).
+#[inline(always)]
+pub(super) fn record_wait(stats: &CoreStats, ticks: u64) {
+    // ORDERING: Relaxed: a constant after boot.
+    let clock = TicksToUs::from_factor(WAIT_CLOCK.load(Ordering::Relaxed));
+    bump(&stats.wait_buckets[bucket_of_us(clock.us(ticks))]);
+    add(&stats.wait_ticks, ticks);
 }
 
 /// Adds one to a counter that only its own core writes: a plain load and store, no

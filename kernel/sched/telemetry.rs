@@ -5,9 +5,11 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::percore::scheduler;
+use super::queue_wait::{WAIT_BUCKETS, mean_us};
 use super::settings::balance_config;
 use super::stats::{CoreStats, LATENCY_BUCKETS};
 use super::steal::max_migrations_seen;
+use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
 use crate::report::JsonObject;
 use crate::{println, smp, time};
@@ -31,12 +33,12 @@ pub fn print_report(
     let cores = smp::cores_online();
     let (_, strategy) = balance_config();
     println!(
-        "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  unmovable  lost  mig_in  mig_out  asleep_ms"
+        "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  unmovable  not_allowed  lost  mig_in  mig_out  asleep_ms"
     );
     for core in 0..cores {
         let s = &scheduler(core).stats;
         println!(
-            "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>4}  {:>6}  {:>7}  {:>9}",
+            "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>11}  {:>4}  {:>6}  {:>7}  {:>9}",
             work(core),
             read(&s.executed),
             read(&s.local_pops),
@@ -46,6 +48,7 @@ pub fn print_report(
             read(&s.fail_below_threshold),
             read(&s.fail_cooldown),
             read(&s.fail_migration_limit),
+            read(&s.fail_not_allowed),
             read(&s.fail_lost_race),
             read(&s.migrated_in),
             read(&s.migrated_out),
@@ -89,6 +92,7 @@ fn write_json(
             .uint("fail_below_threshold", read(&s.fail_below_threshold))?
             .uint("fail_cooldown", read(&s.fail_cooldown))?
             .uint("fail_migration_limit", read(&s.fail_migration_limit))?
+            .uint("fail_not_allowed", read(&s.fail_not_allowed))?
             .uint("fail_lost_race", read(&s.fail_lost_race))?
             .uint("migrated_in", read(&s.migrated_in))?
             .uint("migrated_out", read(&s.migrated_out))?
@@ -104,6 +108,9 @@ fn write_json(
         }
         let histogram: [u64; LATENCY_BUCKETS] = core::array::from_fn(|b| read(&s.steal_latency[b]));
         e.uint_array("steal_latency_buckets", &histogram)?;
+        let waits: [u64; WAIT_BUCKETS] = core::array::from_fn(|b| read(&s.wait_buckets[b]));
+        e.uint_array("wait_us_buckets", &waits)?;
+        e.float("wait_us_mean", mean_us(read(&s.wait_ticks), waits.iter().sum(), cpu::counter_frequency()))?;
         Ok(())
     })?;
     json.end()

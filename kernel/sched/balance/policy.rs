@@ -122,6 +122,11 @@ pub enum Refusal {
     Cooldown,
     /// It has runnable processes, but none that may move (bound, migration limit, protected).
     Unmovable,
+    /// The process taken may not run on the core it was to go to (its allowed cores leave that
+    /// core out): handed back to the core it came from. Found only once the process is taken
+    /// (a thief cannot see past the top of a victim's deque), so [`check_victim`] never
+    /// answers it; the thief and push rebalancing count it.
+    NotAllowed,
 }
 
 impl fmt::Display for Refusal {
@@ -131,6 +136,7 @@ impl fmt::Display for Refusal {
             Refusal::BelowThreshold => "below_threshold",
             Refusal::Cooldown => "cooldown",
             Refusal::Unmovable => "migration_limit",
+            Refusal::NotAllowed => "not_allowed",
         })
     }
 }
@@ -300,11 +306,12 @@ mod tests {
     /// The telemetry's counter names (`fail_<name>` in the report and in bench/results.json).
     #[test]
     fn refusals_print_their_counter_names() {
-        let shown: Vec<String> = [Refusal::Empty, Refusal::BelowThreshold, Refusal::Cooldown, Refusal::Unmovable]
-            .iter()
-            .map(|r| r.to_string())
-            .collect();
-        assert_eq!(shown, ["empty", "below_threshold", "cooldown", "migration_limit"]);
+        let shown: Vec<String> =
+            [Refusal::Empty, Refusal::BelowThreshold, Refusal::Cooldown, Refusal::Unmovable, Refusal::NotAllowed]
+                .iter()
+                .map(|r| r.to_string())
+                .collect();
+        assert_eq!(shown, ["empty", "below_threshold", "cooldown", "migration_limit", "not_allowed"]);
     }
 
     /// The jitter spreads the pause over the upper half of the step, its whole width: with the

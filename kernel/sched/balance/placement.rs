@@ -1,0 +1,105 @@
+//! Where a process may run (its allowed cores) and where a new one starts.
+//!
+//! Every "may this process run on that core" question, at spawn, in a thief's steal, in push
+//! rebalancing, goes through [`may_run_on`], so a further condition on a core (offline, say)
+//! is added in one place and holds everywhere at once.
+
+use core::fmt;
+
+use crate::core_set::CoreMask;
+
+/// Why a new process has no core to start on (each a caller's mistake, reported by `spawn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceError {
+    /// The options name a core that is not online.
+    NoSuchCore(usize),
+    /// The allowed set holds no online core.
+    NoAllowedCore,
+    /// The options name a core to start on that the allowed set leaves out.
+    NotAllowed(usize),
+}
+
+impl fmt::Display for PlaceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlaceError::NoSuchCore(core) => write!(f, "no online core {core}"),
+            PlaceError::NoAllowedCore => write!(f, "the allowed cores include no online core"),
+            PlaceError::NotAllowed(core) => write!(f, "core {core} is not among the allowed cores"),
+        }
+    }
+}
+
+/// May a process whose allowed cores are `allowed` run on `core`? The one check every mover
+/// applies (see the module comment).
+#[inline]
+pub fn may_run_on(allowed: &CoreMask, core: usize) -> bool {
+    allowed.contains(core)
+}
+
+/// The core a new process starts on: `requested` if given (it must be online and allowed),
+/// else the spawning core `here` if allowed, else the lowest allowed online core. `online`
+/// cores are `0..online`.
+pub fn place(allowed: &CoreMask, online: usize, requested: Option<usize>, here: usize) -> Result<usize, PlaceError> {
+    if let Some(core) = requested
+        && core >= online
+    {
+        return Err(PlaceError::NoSuchCore(core));
+    }
+    let usable = allowed.intersection(CoreMask::first_cores(online));
+    if usable.is_empty() {
+        return Err(PlaceError::NoAllowedCore);
+    }
+    match requested {
+        Some(core) if may_run_on(allowed, core) => Ok(core),
+        Some(core) => Err(PlaceError::NotAllowed(core)),
+        None if may_run_on(allowed, here) && here < online => Ok(here),
+        None => usable.first().ok_or(PlaceError::NoAllowedCore),
+    }
+}
+
+/// Whether a process with these allowed cores can ever be moved by the balancer: it has more
+/// than one online core to go to. (A one-core set is what `bound_to` makes.)
+pub fn has_choice(allowed: &CoreMask, online: usize) -> bool {
+    allowed.intersection(CoreMask::first_cores(online)).len() > 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spawning_core_when_allowed_else_the_lowest_allowed() {
+        let set = CoreMask::of(&[1, 3]);
+        assert_eq!(place(&set, 4, None, 3), Ok(3));
+        assert_eq!(place(&set, 4, None, 0), Ok(1), "core 0 is not allowed: the lowest allowed");
+        assert_eq!(place(&set, 4, Some(3), 0), Ok(3));
+        assert_eq!(place(&CoreMask::ALL, 4, None, 2), Ok(2));
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_their_reason() {
+        let set = CoreMask::of(&[1, 3]);
+        assert_eq!(place(&set, 4, Some(2), 0), Err(PlaceError::NotAllowed(2)));
+        assert_eq!(place(&set, 4, Some(7), 0), Err(PlaceError::NoSuchCore(7)));
+        assert_eq!(place(&CoreMask::of(&[5, 6]), 4, None, 0), Err(PlaceError::NoAllowedCore), "only offline cores");
+        assert_eq!(place(&CoreMask::EMPTY, 4, None, 0), Err(PlaceError::NoAllowedCore));
+        assert_eq!(place(&CoreMask::single(9), 4, Some(9), 0), Err(PlaceError::NoSuchCore(9)), "bound_to(9)");
+        // A set that reaches past the online cores keeps its online part.
+        assert_eq!(place(&CoreMask::of(&[2, 40]), 4, None, 0), Ok(2));
+    }
+
+    #[test]
+    fn only_sets_with_two_online_cores_can_move() {
+        assert!(!has_choice(&CoreMask::single(2), 4));
+        assert!(!has_choice(&CoreMask::of(&[2, 9]), 4), "the other core is offline");
+        assert!(has_choice(&CoreMask::of(&[0, 3]), 4));
+        assert!(!has_choice(&CoreMask::ALL, 1));
+    }
+
+    #[test]
+    fn may_run_on_is_membership() {
+        let set = CoreMask::of(&[0, 2, 5]);
+        let allowed: Vec<usize> = (0..8).filter(|&c| may_run_on(&set, c)).collect();
+        assert_eq!(allowed, [0, 2, 5]);
+    }
+}
