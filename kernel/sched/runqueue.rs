@@ -185,6 +185,7 @@ impl RunQueues {
     }
 
     /// Queues a process its core already counts as runnable.
+    #[inline(always)]
     fn push_counted(&mut self, slot: u32, priority: Priority) {
         let process = process::slot(slot);
         let level = priority.level() as usize;

@@ -49,7 +49,6 @@ pub(crate) fn init_global(
     BALANCE.call_once(|| (balance, strategy));
     REBALANCE_PERIOD_TICKS.store(crate::time::us_to_ticks(REBALANCE_PERIOD_US), Ordering::Relaxed);
     let ns_to_ticks = |ns: u64| (ns.saturating_mul(cpu::counter_frequency()) / 1_000_000_000).max(1);
-    super::stats::init_wait_clock(cpu::counter_frequency());
     SEARCH_BUDGET_TICKS.store(ns_to_ticks(SEARCH_BUDGET_NS), Ordering::Relaxed);
     SEARCH_PAUSE_MIN_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MIN_NS), Ordering::Relaxed);
     SEARCH_PAUSE_MAX_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MAX_NS), Ordering::Relaxed);

@@ -73,6 +73,8 @@ pub struct CoreStats {
     pub wait_buckets: [AtomicU64; WAIT_BUCKETS],
     /// Those waits summed, in counter ticks (the mean is this over the buckets' total).
     pub wait_ticks: AtomicU64,
+    /// The ticks-to-microseconds factor of `queue_wait::TicksToUs` for this core's counter.
+    wait_clock: AtomicU64,
 }
 
 impl CoreStats {
@@ -105,6 +107,7 @@ impl CoreStats {
             take_oldest_gave_up: AtomicU64::new(0),
             wait_buckets: [const { AtomicU64::new(0) }; WAIT_BUCKETS],
             wait_ticks: AtomicU64::new(0),
+            wait_clock: AtomicU64::new(TicksToUs::new(62_500_000).factor()),
         }
     }
 }
@@ -115,23 +118,22 @@ pub(super) fn latency_bucket(cycles: u64) -> usize {
     log.saturating_sub(7).min(LATENCY_BUCKETS - 1)
 }
 
-/// The counter's ticks-to-microseconds factor for the queue-wait buckets (set at boot, before
-/// any process runs; until then a 62.5 MHz counter's).
-static WAIT_CLOCK: AtomicU64 = AtomicU64::new(TicksToUs::new(62_500_000).factor());
-
-/// Sets the queue-wait histogram's clock: once, at boot, from the counter's frequency.
-pub(super) fn init_wait_clock(counter_hz: u64) {
-    // ORDERING: Relaxed: set before the other cores start scheduling (their start is ordered
-    // after the boot core's set-up).
-    WAIT_CLOCK.store(TicksToUs::new(counter_hz).factor(), Ordering::Relaxed);
+impl CoreStats {
+    /// Sets the queue-wait histogram's clock from the counter's frequency: each core, for its
+    /// own counters, before it schedules (a copy per core keeps the dispatch path's read next
+    /// to the counters it updates).
+    pub(super) fn init_wait_clock(&self, counter_hz: u64) {
+        // ORDERING: Relaxed: set by the core itself before it runs any process.
+        self.wait_clock.store(TicksToUs::new(counter_hz).factor(), Ordering::Relaxed);
+    }
 }
 
 /// Counts a queue wait of `ticks` in this core's histogram: a multiply-high, a leading-zero
 /// count and two owner-only counters (see `queue_wait`).
 #[inline(always)]
 pub(super) fn record_wait(stats: &CoreStats, ticks: u64) {
-    // ORDERING: Relaxed: a constant after boot.
-    let clock = TicksToUs::from_factor(WAIT_CLOCK.load(Ordering::Relaxed));
+    // ORDERING: Relaxed: a constant once the core schedules.
+    let clock = TicksToUs::from_factor(stats.wait_clock.load(Ordering::Relaxed));
     bump(&stats.wait_buckets[bucket_of_us(clock.us(ticks))]);
     add(&stats.wait_ticks, ticks);
 }

@@ -39,7 +39,18 @@ pub fn may_run_on(allowed: &CoreMask, core: usize) -> bool {
 /// The core a new process starts on: `requested` if given (it must be online and allowed),
 /// else the spawning core `here` if allowed, else the lowest allowed online core. `online`
 /// cores are `0..online`.
+#[inline]
 pub fn place(allowed: &CoreMask, online: usize, requested: Option<usize>, here: usize) -> Result<usize, PlaceError> {
+    // The usual spawn first: no core named, the spawning core allowed.
+    if requested.is_none() && here < online && may_run_on(allowed, here) {
+        return Ok(here);
+    }
+    place_checked(allowed, online, requested, here)
+}
+
+/// [`place`] for every other case.
+#[cold]
+fn place_checked(allowed: &CoreMask, online: usize, requested: Option<usize>, here: usize) -> Result<usize, PlaceError> {
     if let Some(core) = requested
         && core >= online
     {
