@@ -156,7 +156,7 @@ impl RunQueues {
     }
 
     /// Queues a runnable process at the back of its level.
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
         let process = process::slot(slot);
         stamp_queued(process);
