@@ -56,10 +56,7 @@ fn busy_for(us: u64) {
 /// Core `core`'s histogram and summed wait, as they read now.
 fn waits(core: usize) -> ([u64; WAIT_BUCKETS], u64) {
     let stats = sched::core_stats(core);
-    (
-        core::array::from_fn(|b| stats.wait_buckets[b].load(Ordering::Relaxed)),
-        stats.wait_ticks.load(Ordering::Relaxed),
-    )
+    (stats.wait_histogram(), stats.wait_ticks.load(Ordering::Relaxed))
 }
 
 fn main() -> ExitCode {

@@ -12,7 +12,7 @@
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::balance::{has_choice, may_migrate, may_run_on};
+use super::balance::{may_migrate, may_run_on, pinned};
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::idle::{SLEEPERS, wake_a_thief};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
@@ -407,13 +407,13 @@ fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Take {
 
 /// May the balancer move this process? Cached in `Process::movable` by whoever changes what
 /// it depends on (its priority and allowed cores at spawn, its migration count when it moves).
-/// A process with one online core to run on (`bound_to`) counts as bound: it is kept in the
-/// private queue, out of thieves' sight.
+/// A process with one core to run on (`bound_to`, see `balance::pinned`) counts as bound: it
+/// is kept in the private queue, out of thieves' sight.
 pub(super) fn movable(process: &Process) -> bool {
     let (config, _) = balance();
     may_migrate(
         config,
-        !has_choice(&process.allowed.load(), smp::cores_online()),
+        pinned(&process.allowed.load(), smp::cores_online()),
         // ORDERING: Relaxed: written by the core that moves it, which owns it (as we do now).
         process.migrations.load(Ordering::Relaxed),
         process.priority() == Priority::Max,

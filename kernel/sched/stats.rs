@@ -4,7 +4,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::queue_wait::{TicksToUs, WAIT_BUCKETS, bucket_of_us};
+use super::queue_wait::{LEADING_ZEROS_COUNTS, TicksToUs, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index};
 
 /// Buckets of the steal latency histogram.
 pub const LATENCY_BUCKETS: usize = 10;
@@ -67,10 +67,11 @@ pub struct CoreStats {
     /// Times `take_oldest` gave up after `TAKE_OLDEST_ATTEMPTS` retries in a row, leaving the
     /// item in the deque for the next pass of the scheduler loop.
     pub take_oldest_gave_up: AtomicU64,
-    /// Queue waits of the processes that ran here: bucket i counts turns that began
-    /// `queue_wait::bucket_range_us(i)` microseconds after the process entered this core's run
-    /// queue (spawned, woken, preempted or yielded back, stolen or moved here).
-    pub wait_buckets: [AtomicU64; WAIT_BUCKETS],
+    /// Queue waits of the processes that ran here, counted by the leading zeros of the wait in
+    /// microseconds (see `queue_wait`; [`CoreStats::wait_histogram`] gives the buckets): the
+    /// time from entering this core's run queue (spawned, woken, preempted or yielded back,
+    /// stolen or moved here) to the start of the turn.
+    wait_by_leading_zeros: [AtomicU64; LEADING_ZEROS_COUNTS],
     /// Those waits summed, in counter ticks (the mean is this over the buckets' total).
     pub wait_ticks: AtomicU64,
     /// The ticks-to-microseconds factor of `queue_wait::TicksToUs` for this core's counter.
@@ -105,7 +106,7 @@ impl CoreStats {
             stolen: AtomicU64::new(0),
             stealable_seen: AtomicU64::new(0),
             take_oldest_gave_up: AtomicU64::new(0),
-            wait_buckets: [const { AtomicU64::new(0) }; WAIT_BUCKETS],
+            wait_by_leading_zeros: [const { AtomicU64::new(0) }; LEADING_ZEROS_COUNTS],
             wait_ticks: AtomicU64::new(0),
             wait_clock: AtomicU64::new(TicksToUs::new(62_500_000).factor()),
         }
@@ -119,6 +120,13 @@ pub(super) fn latency_bucket(cycles: u64) -> usize {
 }
 
 impl CoreStats {
+    /// The queue-wait histogram: bucket i counts turns that began
+    /// `queue_wait::bucket_range_us(i)` microseconds after the process was queued here.
+    pub fn wait_histogram(&self) -> [u64; WAIT_BUCKETS] {
+        // ORDERING: Relaxed: statistics.
+        fold_leading_zeros(&core::array::from_fn(|i| self.wait_by_leading_zeros[i].load(Ordering::Relaxed)))
+    }
+
     /// Sets the queue-wait histogram's clock from the counter's frequency: each core, for its
     /// own counters, before it schedules (a copy per core keeps the dispatch path's read next
     /// to the counters it updates).
@@ -134,7 +142,7 @@ impl CoreStats {
 pub(super) fn record_wait(stats: &CoreStats, ticks: u64) {
     // ORDERING: Relaxed: a constant once the core schedules.
     let clock = TicksToUs::from_factor(stats.wait_clock.load(Ordering::Relaxed));
-    bump(&stats.wait_buckets[bucket_of_us(clock.us(ticks))]);
+    bump(&stats.wait_by_leading_zeros[leading_zeros_index(clock.us(ticks))]);
     add(&stats.wait_ticks, ticks);
 }
 

@@ -5,7 +5,7 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::percore::scheduler;
-use super::queue_wait::{WAIT_BUCKETS, mean_us};
+use super::queue_wait::mean_us;
 use super::settings::balance_config;
 use super::stats::{CoreStats, LATENCY_BUCKETS};
 use super::steal::max_migrations_seen;
@@ -108,7 +108,7 @@ fn write_json(
         }
         let histogram: [u64; LATENCY_BUCKETS] = core::array::from_fn(|b| read(&s.steal_latency[b]));
         e.uint_array("steal_latency_buckets", &histogram)?;
-        let waits: [u64; WAIT_BUCKETS] = core::array::from_fn(|b| read(&s.wait_buckets[b]));
+        let waits = s.wait_histogram();
         e.uint_array("wait_us_buckets", &waits)?;
         e.float("wait_us_mean", mean_us(read(&s.wait_ticks), waits.iter().sum(), cpu::counter_frequency()))?;
         Ok(())

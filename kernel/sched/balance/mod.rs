@@ -19,6 +19,6 @@ pub use policy::{
     BACKOFF_BASE_NS, BACKOFF_MAX_NS, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, StealAmount,
     backoff_ticks, check_victim, cooldown_active, may_migrate, ns_to_ticks, steal_count,
 };
-pub use placement::{PlaceError, has_choice, may_run_on, place};
+pub use placement::{PlaceError, may_run_on, pinned, place};
 pub use rng::Rng;
 pub use victims::{AdaptiveState, Strategy, VictimPicker};

@@ -41,9 +41,10 @@ pub fn may_run_on(allowed: &CoreMask, core: usize) -> bool {
 /// cores are `0..online`.
 #[inline]
 pub fn place(allowed: &CoreMask, online: usize, requested: Option<usize>, here: usize) -> Result<usize, PlaceError> {
-    // The usual spawn first: no core named, the spawning core allowed.
-    if requested.is_none() && here < online && may_run_on(allowed, here) {
-        return Ok(here);
+    // The usual spawn first: the core named, or else the spawning core, online and allowed.
+    let core = requested.unwrap_or(here);
+    if core < online && may_run_on(allowed, core) {
+        return Ok(core);
     }
     place_checked(allowed, online, requested, here)
 }
@@ -68,10 +69,15 @@ fn place_checked(allowed: &CoreMask, online: usize, requested: Option<usize>, he
     }
 }
 
-/// Whether a process with these allowed cores can ever be moved by the balancer: it has more
-/// than one online core to go to. (A one-core set is what `bound_to` makes.)
-pub fn has_choice(allowed: &CoreMask, online: usize) -> bool {
-    allowed.intersection(CoreMask::first_cores(online)).len() > 1
+/// Whether a process with these allowed cores is pinned: kept in its core's private queue, out
+/// of thieves' sight, because it has one core to run on. That is a one-core set (`bound_to`),
+/// and on a machine with more than one core any set with at most one online core. On one core
+/// nothing is pinned: there are no thieves, and the stealable queue is the owner's faster path.
+pub fn pinned(allowed: &CoreMask, online: usize) -> bool {
+    if *allowed == CoreMask::ALL {
+        return false;
+    }
+    allowed.len() == 1 || (online > 1 && allowed.intersection(CoreMask::first_cores(online)).len() <= 1)
 }
 
 #[cfg(test)]
@@ -100,11 +106,13 @@ mod tests {
     }
 
     #[test]
-    fn only_sets_with_two_online_cores_can_move() {
-        assert!(!has_choice(&CoreMask::single(2), 4));
-        assert!(!has_choice(&CoreMask::of(&[2, 9]), 4), "the other core is offline");
-        assert!(has_choice(&CoreMask::of(&[0, 3]), 4));
-        assert!(!has_choice(&CoreMask::ALL, 1));
+    fn one_core_to_run_on_is_pinned() {
+        assert!(pinned(&CoreMask::single(2), 4), "bound_to");
+        assert!(pinned(&CoreMask::single(0), 1), "bound_to, even on one core");
+        assert!(pinned(&CoreMask::of(&[2, 9]), 4), "the other core is offline");
+        assert!(!pinned(&CoreMask::of(&[0, 3]), 4));
+        assert!(!pinned(&CoreMask::ALL, 4));
+        assert!(!pinned(&CoreMask::ALL, 1), "one core: the owner's fast stealable queue");
     }
 
     #[test]
