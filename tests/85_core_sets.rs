@@ -68,8 +68,7 @@ fn main() -> ExitCode {
     // Caller mistakes are typed errors, never a panic or a process placed anywhere.
     let nowhere = sched::spawn_with(SpawnOptions::default().allowed_cores(CoreMask::single(cores + 3)), || {});
     ensure!(nowhere == Err(SpawnError::NoAllowedCore), "a set of offline cores: {nowhere:?}");
-    let outside =
-        sched::spawn_with(SpawnOptions::default().allowed_cores(CoreMask::of(&[1, 2])).on_core(3), || {});
+    let outside = sched::spawn_with(SpawnOptions::default().allowed_cores(CoreMask::of(&[1, 2])).on_core(3), || {});
     ensure!(outside == Err(SpawnError::NotAllowed(3)), "a start core outside the set: {outside:?}");
 
     let sets = sets(cores);
@@ -119,7 +118,11 @@ fn main() -> ExitCode {
             CoreMask::from_low_word(seen).iter().collect::<Vec<_>>()
         );
         let ended = ENDED[index].load(Ordering::Relaxed);
-        ensure!(ended == 1 && reported[index] == 1, "process {index} ended {ended} times, reported {}", reported[index]);
+        ensure!(
+            ended == 1 && reported[index] == 1,
+            "process {index} ended {ended} times, reported {}",
+            reported[index]
+        );
         let taken = TURNS_TAKEN[index].load(Ordering::Relaxed);
         ensure!(taken == TURNS, "process {index} took {taken} turns, expected {TURNS}");
         turns += taken;

@@ -17,12 +17,12 @@ use core::fmt;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
-pub(crate) use super::entry::Entry;
 use super::balance::PlaceError;
+pub(crate) use super::entry::Entry;
 use super::priority::Priority;
 use crate::arch::context::Context;
-use crate::core_set::{CoreMask, CoreMaskCell};
 use crate::arch::exception::TrapFrame;
+use crate::core_set::{CoreMask, CoreMaskCell};
 use crate::mm::heap::OutOfMemory;
 use crate::mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
 use crate::mm::stacks::Stack;
@@ -114,7 +114,12 @@ pub struct SpawnOptions {
 
 impl Default for SpawnOptions {
     fn default() -> Self {
-        SpawnOptions { priority: Priority::Normal, stack_bytes: DEFAULT_STACK_BYTES, allowed: CoreMask::ALL, core: None }
+        SpawnOptions {
+            priority: Priority::Normal,
+            stack_bytes: DEFAULT_STACK_BYTES,
+            allowed: CoreMask::ALL,
+            core: None,
+        }
     }
 }
 

@@ -51,7 +51,12 @@ pub fn place(allowed: &CoreMask, online: usize, requested: Option<usize>, here: 
 
 /// [`place`] for every other case.
 #[cold]
-fn place_checked(allowed: &CoreMask, online: usize, requested: Option<usize>, here: usize) -> Result<usize, PlaceError> {
+fn place_checked(
+    allowed: &CoreMask,
+    online: usize,
+    requested: Option<usize>,
+    here: usize,
+) -> Result<usize, PlaceError> {
     if let Some(core) = requested
         && core >= online
     {
