@@ -31,6 +31,8 @@ mod kill_model;
 #[cfg(target_os = "none")]
 mod mailbox;
 #[cfg(target_os = "none")]
+mod offline;
+#[cfg(target_os = "none")]
 mod percore;
 #[cfg(target_os = "none")]
 mod process;
@@ -60,7 +62,7 @@ mod watchdog;
 #[cfg(target_os = "none")]
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
-    process_count, receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
+    process_count, receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
 pub(crate) use attention::job_queued;
@@ -81,6 +83,13 @@ pub use process::{
 };
 #[cfg(target_os = "none")]
 pub use runqueue::RUN_NEXT_CAP;
+#[cfg(target_os = "none")]
+pub(crate) use offline::rejoin_scheduling;
+#[cfg(target_os = "none")]
+pub use offline::{
+    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline,
+    timeouts_moved,
+};
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::init_this_core;
 #[cfg(target_os = "none")]
