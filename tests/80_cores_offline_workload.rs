@@ -35,7 +35,10 @@ fn main() -> ExitCode {
     ensure!(outcome.ok, "workload offline failed: {}", outcome.detail);
     println!("workload: {}", outcome.detail);
     let (spawned, completed) = (total(|s| &s.spawned), total(|s| &s.completed));
-    ensure!(spawned == completed + 1, "spawned {spawned}, completed {completed} (+1 for main): a process lost or run twice");
+    ensure!(
+        spawned == completed + 1,
+        "spawned {spawned}, completed {completed} (+1 for main): a process lost or run twice"
+    );
     let (moved, rebound) = sched::offline_moves();
     ensure!(moved > 0, "no process was moved off a leaving core");
     ensure!(rebound > 0, "no bound process was rebound");

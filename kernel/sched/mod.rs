@@ -77,19 +77,18 @@ pub(crate) use ending::set_program_main;
 #[cfg(target_os = "none")]
 pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
 #[cfg(target_os = "none")]
+pub(crate) use offline::rejoin_scheduling;
+#[cfg(target_os = "none")]
+pub use offline::{
+    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline, timeouts_moved,
+};
+#[cfg(target_os = "none")]
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
     SpawnOptions, limit as process_limit,
 };
 #[cfg(target_os = "none")]
 pub use runqueue::RUN_NEXT_CAP;
-#[cfg(target_os = "none")]
-pub(crate) use offline::rejoin_scheduling;
-#[cfg(target_os = "none")]
-pub use offline::{
-    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline,
-    timeouts_moved,
-};
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::init_this_core;
 #[cfg(target_os = "none")]

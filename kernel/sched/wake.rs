@@ -8,8 +8,8 @@
 use core::sync::atomic::Ordering;
 
 use super::attention;
-use super::percore::{OnCore, scheduler};
 use super::offline;
+use super::percore::{OnCore, scheduler};
 use super::process;
 use super::trace::{self, Event};
 use crate::smp::{self, Sgi};
