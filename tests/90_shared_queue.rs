@@ -73,7 +73,11 @@ fn main() -> ExitCode {
         .expect("spawn max");
         ensure!(matches!(sched::receive_timeout(5_000_000), Some(Message::Word(1))), "the max process did not run");
         let at = MAX_STARTED_AT.load(Ordering::Relaxed);
-        ensure!(before + cores < normals, "only {} normal processes were still queued: nothing checked", normals - before);
+        ensure!(
+            before + cores < normals,
+            "only {} normal processes were still queued: nothing checked",
+            normals - before
+        );
         ensure!(
             at - before <= cores,
             "the max process started after {} normal ones queued before it (at most {cores} may race it)",
@@ -121,7 +125,8 @@ fn main() -> ExitCode {
     if round_robin {
         let per_core = 16;
         let n = per_core * cores;
-        let spawned_before: Vec<u64> = (0..cores).map(|c| sched::core_stats(c).spawned.load(Ordering::Relaxed)).collect();
+        let spawned_before: Vec<u64> =
+            (0..cores).map(|c| sched::core_stats(c).spawned.load(Ordering::Relaxed)).collect();
         GO.store(false, Ordering::Relaxed);
         for _ in 0..n {
             sched::spawn(move || {
@@ -133,8 +138,8 @@ fn main() -> ExitCode {
             })
             .expect("spawn dealt");
         }
-        for core in 0..cores {
-            let dealt = sched::core_stats(core).spawned.load(Ordering::Relaxed) - spawned_before[core];
+        for (core, before) in spawned_before.iter().enumerate() {
+            let dealt = sched::core_stats(core).spawned.load(Ordering::Relaxed) - before;
             ensure!(dealt == per_core as u64, "core {core} was dealt {dealt} of {n} spawns, expected {per_core}");
         }
         while (0..cores).map(|c| FIRST_TURNS[c].load(Ordering::Relaxed)).sum::<usize>() < n {
@@ -157,7 +162,11 @@ fn main() -> ExitCode {
         }
         println!("test: {n} spawns dealt {per_core} per core; first turns per core {firsts:?}");
     }
-    println!("test: shared queue: ok ({cores} cores, queues={}, placement={})", sched::queue_mode(), sched::spawn_placement());
+    println!(
+        "test: shared queue: ok ({cores} cores, queues={}, placement={})",
+        sched::queue_mode(),
+        sched::spawn_placement()
+    );
     ExitCode::Success
 }
 
