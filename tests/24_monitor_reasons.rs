@@ -96,7 +96,9 @@ fn main() -> ExitCode {
     }
     let extra = sched::receive_timeout(100_000);
     ensure!(extra.is_none(), "an extra message arrived: {extra:?}");
-    println!("test: Down received once each for normal, exit(7), fault, stack overflow, killed, noproc, killed while running");
+    println!(
+        "test: Down received once each for normal, exit(7), fault, stack overflow, killed, noproc, killed while running"
+    );
     ExitCode::Success
 }
 
