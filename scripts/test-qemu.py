@@ -63,6 +63,9 @@ CONFIGS = {
     "a72-smp4": ("virt", "cortex-a72", 4),
     "a72-smp8": ("virt", "cortex-a72", 8),
     "gicv3-smp16": ("virt,gic-version=3", "cortex-a72", 16),
+    # GICv3 with as few cores as GICv2 allows: the same run on both interrupt controllers. Only
+    # tests that name it run here; `configs=all` leaves it out.
+    "gicv3-smp8": ("virt,gic-version=3", "cortex-a72", 8),
     # The kernel's MAX_CORES: four GICv3 clusters of 16 (MPIDR Aff1 0-3). Slow under TCG on a
     # small host, so only tests that name it run here; `configs=all` leaves it out.
     "gicv3-smp64": ("virt,gic-version=3", "cortex-a72", 64),
@@ -75,7 +78,7 @@ CONFIGS = {
 }
 # What `configs=all` means: every configuration a kernel is expected to boot on, but for the
 # 64-core one (too slow to run every test there).
-ALL_CONFIGS = [name for name in CONFIGS if name not in ("secure-smp4", "gicv3-smp64")]
+ALL_CONFIGS = [name for name in CONFIGS if name not in ("secure-smp4", "gicv3-smp64", "gicv3-smp8")]
 DEFAULT_CONFIGS = ["a72-smp4"]
 # QEMU raspi4b: not part of `configs=all`; its cases are listed below.
 RPI4_CONFIG = "rpi4"

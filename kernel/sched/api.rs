@@ -3,16 +3,18 @@
 //! Every call that blocks or yields must come from a process (the program's `main` runs as
 //! one). Calls that only send or spawn work from anywhere.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::attention;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
+use super::placement::SpawnPlacement;
 use super::process::{
     self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
 };
 use super::runqueue::movable;
+use super::settings::spawn_placement;
 use super::stats::CoreStats;
 use super::table;
 use super::wake::{admit, make_runnable};
@@ -30,7 +32,7 @@ pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnErro
 pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
     let core = match options.affinity {
         Affinity::Bound(core) => core,
-        Affinity::Free => options.core.unwrap_or_else(cpu::core_id),
+        Affinity::Free => options.core.unwrap_or_else(start_core),
     };
     if core >= smp::cores_online() {
         return Err(SpawnError::NoSuchCore(core));
@@ -85,6 +87,21 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     process.generation_hint.store(pid.generation, Ordering::Relaxed);
     admit(&mut on_core, core, slot);
     Ok(pid)
+}
+
+/// Spawns counted machine-wide, for `placement=round_robin`.
+static SPAWN_TICKETS: AtomicUsize = AtomicUsize::new(0);
+
+/// The core a new free process starts on when its spawner names none (`placement=`).
+#[inline]
+fn start_core() -> usize {
+    let placement = spawn_placement();
+    if placement == SpawnPlacement::Local {
+        return cpu::core_id();
+    }
+    // ORDERING: Relaxed: only the count matters; each spawn gets its own ticket.
+    let ticket = SPAWN_TICKETS.fetch_add(1, Ordering::Relaxed);
+    placement.start_core(cpu::core_id(), ticket, smp::cores_online())
 }
 
 /// First Rust code of every process, called from `context_process_start` on its own stack.
