@@ -163,6 +163,8 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
         config.balance.timed(config.cooldown_ns, cpu::counter_frequency()),
         config.strategy,
         config.trace,
+        config.queues,
+        config.placement,
     ) {
         panic!("scheduler: {error}");
     }

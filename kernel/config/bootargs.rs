@@ -17,6 +17,7 @@ use core::fmt;
 use crate::mm::layout::{MAX_CORES, MAX_PROCESSES};
 use crate::platform::MAX_BOOTARGS_BYTES;
 use crate::sched::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAmount, Strategy};
+use crate::sched::placement::{QueueMode, SpawnPlacement};
 
 /// Settings chosen at boot. `Default` gives the documented defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +55,10 @@ pub struct Config {
     pub processes: usize,
     /// `workload=offline`: times every core but 0 goes offline and comes back.
     pub rounds: u32,
+    /// Where runnable processes wait: per-core deques (with stealing) or one shared queue.
+    pub queues: QueueMode,
+    /// On which core a new free process starts when its spawner names none.
+    pub placement: SpawnPlacement,
 }
 
 /// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
@@ -129,6 +134,8 @@ impl Default for Config {
             max_processes: MAX_PROCESSES,
             processes: DEFAULT_HOLD_PROCESSES,
             rounds: 4,
+            queues: QueueMode::PerCore,
+            placement: SpawnPlacement::Local,
         }
     }
 }
@@ -141,7 +148,7 @@ impl fmt::Display for Config {
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
              cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={} grain_ns={} grain_ms={} \
-             max_processes={} processes={} rounds={}",
+             max_processes={} processes={} rounds={} queues={} placement={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -163,7 +170,9 @@ impl fmt::Display for Config {
             self.grain_ms,
             self.max_processes,
             self.processes,
-            self.rounds
+            self.rounds,
+            self.queues,
+            self.placement
         )
     }
 }
@@ -322,6 +331,8 @@ const SETTINGS: &[Setting] = &[
     number("max_processes", 1, MAX_PROCESSES as u64, |c, v| c.max_processes = v as usize),
     number("processes", 0, MAX_PROCESSES as u64, |c, v| c.processes = v as usize),
     number("rounds", 1, 1_000, |c, v| c.rounds = v as u32),
+    choice("queues", QueueMode::NAMES, |c, i| c.queues = QueueMode::ALL[i]),
+    choice("placement", SpawnPlacement::NAMES, |c, i| c.placement = SpawnPlacement::ALL[i]),
 ];
 
 /// What `workload=hold` holds unless `processes=` says otherwise.
@@ -468,7 +479,7 @@ mod tests {
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
              imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s, grain_ns, grain_ms, \
-             max_processes, processes, rounds)"
+             max_processes, processes, rounds, queues, placement)"
         );
     }
 
@@ -497,7 +508,7 @@ mod tests {
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
                  workload=imbalanced trace=off soak_s=120 grain_ns=10000 grain_ms=120 max_processes={MAX_PROCESSES} \
-                 processes=10000 rounds=4"
+                 processes=10000 rounds=4 queues=percore placement=local"
             )
         );
     }
@@ -555,6 +566,29 @@ mod tests {
         assert_eq!(parsed.config, Config::default());
         assert_eq!(parsed.rejections[0].reason, RejectReason::OutOfRange { min: 100, max: 10_000_000 });
         assert_eq!(parsed.rejections[2].reason, RejectReason::OutOfRange { min: 1, max: 10_000 });
+    }
+
+    #[test]
+    fn queue_and_placement_settings_parse_and_bad_values_are_rejected() {
+        let parsed = parse("queues=shared placement=round_robin");
+        assert!(parsed.rejections.is_empty());
+        assert_eq!((parsed.config.queues, parsed.config.placement), (QueueMode::Shared, SpawnPlacement::RoundRobin));
+        let parsed = parse("queues=shared queues=percore placement=round_robin placement=local");
+        assert_eq!(parsed.config, Config::default(), "later words win");
+        let parsed = parse("queues=global placement=roundrobin queues= placement=Local");
+        assert_eq!(parsed.config, Config::default(), "bad values keep the defaults");
+        let rejected: Vec<String> = parsed.rejections.iter().map(|r| r.to_string()).collect();
+        assert_eq!(
+            rejected,
+            [
+                "bootargs: queues=global ignored: expected one of percore|shared",
+                "bootargs: placement=roundrobin ignored: expected one of local|round_robin",
+                "bootargs: queues= ignored: expected one of percore|shared",
+                "bootargs: placement=Local ignored: expected one of local|round_robin",
+            ]
+        );
+        assert_eq!(parsed.rejections[0].reason, RejectReason::NotOneOf(QueueMode::NAMES));
+        assert_eq!(parsed.rejections[1].reason, RejectReason::NotOneOf(SpawnPlacement::NAMES));
     }
 
     #[test]

@@ -3,16 +3,18 @@
 //! Every call that blocks or yields must come from a process (the program's `main` runs as
 //! one). Calls that only send or spawn work from anywhere.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::attention;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
+use super::placement::SpawnPlacement;
 use super::process::{
     self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
 };
 use super::runqueue::movable;
+use super::settings::spawn_placement;
 use super::stats::CoreStats;
 use super::table;
 use super::wake::{admit, make_runnable};
@@ -30,7 +32,7 @@ pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnErro
 pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
     let core = match options.affinity {
         Affinity::Bound(core) => core,
-        Affinity::Free => options.core.unwrap_or_else(cpu::core_id),
+        Affinity::Free => options.core.unwrap_or_else(start_core),
     };
     if core >= smp::cores_online() {
         return Err(SpawnError::NoSuchCore(core));
@@ -90,6 +92,21 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     process.generation_hint.store(pid.generation, Ordering::Relaxed);
     admit(&mut on_core, core, slot);
     Ok(pid)
+}
+
+/// Spawns counted machine-wide, for `placement=round_robin`.
+static SPAWN_TICKETS: AtomicUsize = AtomicUsize::new(0);
+
+/// The core a new free process starts on when its spawner names none (`placement=`).
+#[inline]
+fn start_core() -> usize {
+    let placement = spawn_placement();
+    if placement == SpawnPlacement::Local {
+        return cpu::core_id();
+    }
+    // ORDERING: Relaxed: only the count matters; each spawn gets its own ticket.
+    let ticket = SPAWN_TICKETS.fetch_add(1, Ordering::Relaxed);
+    placement.start_core(cpu::core_id(), ticket, smp::cores_online())
 }
 
 /// First Rust code of every process, called from `context_process_start` on its own stack.
@@ -182,6 +199,16 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     let process = process::slot(slot);
     {
         let mut shared = process.shared.lock();
+        // A kill that came while this process was running found it `Runnable`, so it only set
+        // the flag, which the scheduler checks when it next gives the process a turn. Blocking
+        // now would postpone that turn for ever (nothing wakes a killed process), so the flag is
+        // checked here, under the lock `kill` sets it under: either `kill` saw `Waiting` and wakes
+        // us, or we see its flag.
+        if process.kill_requested.load(Ordering::Relaxed) {
+            drop(shared);
+            switch_out(core, Pending::Exit(ExitReason::Killed));
+            unreachable!("a killed process is never scheduled again");
+        }
         if let Some(message) = shared.mailbox.pop_front() {
             return Some(message);
         }
@@ -223,7 +250,8 @@ pub fn monitor(pid: Pid) -> Result<(), SendError> {
     send(me, Message::Down { pid, reason: ExitReason::NoProc })
 }
 
-/// Ends `pid` with reason `Killed` the next time its core would run it (at once if it waits).
+/// Ends `pid` with reason `Killed` the next time its core would run it, at once if it waits, or
+/// when it next calls `receive` if it is running now.
 ///
 /// The generation check and the kill flag are one step under the slot's lock, the lock under
 /// which `finish` ends the occupant and bumps the generation: were the flag set after the lock

@@ -7,6 +7,7 @@
 
 pub mod balance;
 pub mod deque;
+pub mod placement;
 pub mod priority;
 pub mod trace_ring;
 
@@ -42,6 +43,8 @@ mod runqueue;
 mod scheduler;
 #[cfg(target_os = "none")]
 mod settings;
+#[cfg(target_os = "none")]
+mod shared_queue;
 #[cfg(target_os = "none")]
 mod stats;
 #[cfg(target_os = "none")]
@@ -96,7 +99,7 @@ pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]
 pub(crate) use settings::init_global;
 #[cfg(target_os = "none")]
-pub use settings::{balance_config, set_strategy};
+pub use settings::{balance_config, queue_mode, set_strategy, spawn_placement};
 #[cfg(target_os = "none")]
 pub use stats::{CoreStats, LATENCY_BUCKETS};
 #[cfg(target_os = "none")]
@@ -104,6 +107,7 @@ pub use steal::max_migrations_seen;
 #[cfg(target_os = "none")]
 pub use table::SPAWN_FRAME_RESERVE_BYTES;
 
+pub use placement::{QueueMode, SpawnPlacement};
 pub use priority::Priority;
 #[cfg(target_os = "none")]
 pub use watchdog::{arm_progress_watchdog, disarm_progress_watchdog};

@@ -24,7 +24,8 @@ use super::dispatch::run;
 use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
 use super::percore::{self, Local, OnCore};
 use super::settings;
-use super::settings::{search_ticks, slice_ticks};
+use super::settings::{search_ticks, shared_queues, slice_ticks};
+use super::shared_queue;
 use super::stats::add;
 use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
 use super::trace::{self, Event};
@@ -89,6 +90,11 @@ pub(crate) fn run_loop() -> ! {
         if let Some(slot) = next {
             end_search(core.local());
             run(&mut core, slot);
+            continue;
+        }
+        if shared_queues() {
+            // Nothing to steal and no one to search: every core looks at the same queue.
+            sleep(core);
             continue;
         }
         match try_steal(&mut core) {
@@ -208,7 +214,8 @@ fn sleep(mut core: OnCore) {
         // below: work pushed before this point is seen there, or the pusher (which reads
         // `SLEEPERS` after pushing) sees this core asleep and may wake it.
         SLEEPERS.insert(id, Ordering::SeqCst);
-        if steal_would_succeed(&mut core) {
+        let work_to_take = if shared_queues() { shared_queue::has_work() } else { steal_would_succeed(&mut core) };
+        if work_to_take {
             SLEEPERS.remove(id, Ordering::Relaxed);
             me.sleeping.store(false, Ordering::Relaxed);
             drop(core);

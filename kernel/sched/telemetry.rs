@@ -5,7 +5,7 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::percore::scheduler;
-use super::settings::balance_config;
+use super::settings::{balance_config, queue_mode, spawn_placement};
 use super::stats::{CoreStats, LATENCY_BUCKETS};
 use super::steal::max_migrations_seen;
 use crate::mm::layout::MAX_CORES;
@@ -71,6 +71,7 @@ fn write_json(
 ) -> core::fmt::Result {
     let mut json = JsonObject::begin(out)?;
     json.string("workload", workload)?.uint("cores", cores as u64)?.string("strategy", strategy)?;
+    json.string("queues", queue_mode().name())?.string("placement", spawn_placement().name())?;
     json.uint("spawned", total(|s| &s.spawned))?.uint("completed", total(|s| &s.completed))?;
     json.uint("max_migrations_seen", u64::from(max_migrations_seen()))?;
     json.float("work_max_over_mean", max_over_mean)?;
@@ -100,6 +101,8 @@ fn write_json(
             .uint("rebalanced", read(&s.rebalanced))?
             .uint("take_oldest_retries", read(&s.take_oldest_retries))?
             .uint("take_oldest_gave_up", read(&s.take_oldest_gave_up))?
+            .uint("queue_lock_acquisitions", read(&s.queue_lock_acquisitions))?
+            .uint("queue_lock_contended", read(&s.queue_lock_contended))?
             .uint("preemptions", read(&s.preemptions))?
             .uint("asleep_us", time::ticks_to_us(read(&s.asleep_cycles)))?
             .uint("idle_with_work_us", time::ticks_to_us(read(&s.idle_with_work_ticks)))?;

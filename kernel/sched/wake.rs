@@ -1,6 +1,7 @@
 //! Making a process that was just marked `Runnable` reachable by its core's scheduler: straight
 //! into the run queue on its own core, else through that core's inbox (a locked queue the owner
-//! drains into its run queues) and a wake-up SGI when that core sleeps.
+//! drains into its run queues) and a wake-up SGI when that core sleeps. With `queues=shared` a
+//! process that may wait in the shared queue goes there from whichever core wakes it.
 //!
 //! Callers hold an [`OnCore`] from the moment the process's state says `Runnable` until it is
 //! queued: IRQs stay masked, so the wake is one step (see `mailbox::send`).
@@ -11,6 +12,7 @@ use super::attention;
 use super::offline;
 use super::percore::{OnCore, scheduler};
 use super::process;
+use super::settings::shared_queues;
 use super::trace::{self, Event};
 use crate::smp::{self, Sgi};
 
@@ -38,6 +40,12 @@ fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
         } else {
             core.enqueue(slot);
         }
+        return;
+    }
+    // ORDERING: Relaxed: the flag is the process's own, written by its owner (as for `core`).
+    if shared_queues() && process::slot(slot).movable.load(Ordering::Relaxed) {
+        // One queue for the machine: no inbox, the waker queues it (and wakes a sleeper).
+        core.enqueue(slot);
         return;
     }
     deliver(core, slot, target);
