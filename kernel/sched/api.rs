@@ -37,6 +37,11 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     if core >= smp::cores_online() {
         return Err(SpawnError::NoSuchCore(core));
     }
+    // Best effort: a core that leaves after this check is caught by its closed inbox, and the
+    // process starts on the next active core instead (`wake::deliver`, docs/cores.md).
+    if !super::offline::core_is_active(core) {
+        return Err(SpawnError::CoreOffline(core));
+    }
     // A closure too big to keep in the control block is boxed first (which may fail).
     let boxed = if Entry::fits::<F>() { Ok(function) } else { Err(heap::try_box(function)) };
     let boxed = match boxed {
@@ -122,6 +127,19 @@ pub fn self_pid() -> Option<Pid> {
     let slot = current_slot()?;
     let generation = process::slot(slot).shared.lock().generation;
     Some(Pid { index: slot, generation })
+}
+
+/// Where the calling process runs and the core it is bound to (`None`: free), read together
+/// with IRQs masked, so no preemption (and no move or rebinding, which happen only while a
+/// process is queued) falls between the two. `None` outside a process.
+pub fn self_placement() -> Option<(usize, Option<usize>)> {
+    let mut core = OnCore::enter();
+    let slot = core.local().current?;
+    let bound = match process::slot(slot).affinity() {
+        Affinity::Bound(home) => Some(home),
+        Affinity::Free => None,
+    };
+    Some((core.id(), bound))
 }
 
 /// Ends the calling process's turn; it goes to the back of its run queue.

@@ -32,6 +32,8 @@ mod kill_model;
 #[cfg(target_os = "none")]
 mod mailbox;
 #[cfg(target_os = "none")]
+mod offline;
+#[cfg(target_os = "none")]
 mod percore;
 #[cfg(target_os = "none")]
 mod process;
@@ -63,7 +65,7 @@ mod watchdog;
 #[cfg(target_os = "none")]
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
-    process_count, receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
+    process_count, receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
 pub(crate) use attention::job_queued;
@@ -77,6 +79,12 @@ pub use ending::heap_not_reclaimed_bytes;
 pub(crate) use ending::set_program_main;
 #[cfg(target_os = "none")]
 pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
+#[cfg(target_os = "none")]
+pub(crate) use offline::rejoin_scheduling;
+#[cfg(target_os = "none")]
+pub use offline::{
+    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline, timeouts_moved,
+};
 #[cfg(target_os = "none")]
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,

@@ -436,6 +436,42 @@ impl RunQueues {
     }
 }
 
+impl RunQueues {
+    /// Takes any process queued here, whatever its level, binding or low-priority passes, and
+    /// counts it as no longer queued: for a leaving core, which hands every one to another core.
+    /// `None` once every queue is empty (thieves may take some meanwhile: each item is taken
+    /// once, by one of us). Nobody else pushes here (the owner is the only pusher, and its
+    /// inbox is closed), so the loop ends.
+    pub(super) fn take_any(&mut self, shared: &SharedQueues) -> Option<u32> {
+        let slot = self.take_any_uncounted()?;
+        shared.count(process::slot(slot).priority(), -1);
+        Some(slot)
+    }
+
+    fn take_any_uncounted(&mut self) -> Option<u32> {
+        if self.run_next != NONE {
+            self.run_next_streak = 0;
+            return Some(core::mem::replace(&mut self.run_next, NONE));
+        }
+        for level in 0..LEVELS {
+            if let Some(slot) = self.private[level].pop_front() {
+                return Some(slot);
+            }
+            let Some(queues) = self.queues.as_ref() else { continue };
+            loop {
+                match queues[level].take_oldest() {
+                    Steal::Success(item) => return Some(item as u32),
+                    Steal::Empty => break,
+                    // A thief took the top item, or a store-exclusive failed: look again.
+                    Steal::Retry => {}
+                }
+            }
+        }
+        self.occupied = 0;
+        None
+    }
+}
+
 /// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
 /// thief (spilled items are moved back into the deque first). After `TAKE_OLDEST_ATTEMPTS`
 /// retries in a row it gives up for this pass: the item is still in the queue (a failed CAS

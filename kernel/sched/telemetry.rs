@@ -75,10 +75,15 @@ fn write_json(
     json.uint("spawned", total(|s| &s.spawned))?.uint("completed", total(|s| &s.completed))?;
     json.uint("max_migrations_seen", u64::from(max_migrations_seen()))?;
     json.float("work_max_over_mean", max_over_mean)?;
+    let (moved, rebound) = super::offline::offline_moves();
+    json.uint("offline_moved", moved)?.uint("offline_rebound", rebound)?;
+    json.uint("offline_timeouts_moved", super::offline::timeouts_moved())?;
     extra(&mut json)?;
     json.array("per_core", cores, |core, e| {
         let s = &scheduler(core).stats;
         e.uint("core", core as u64)?
+            .uint("online", u64::from(super::offline::core_is_active(core)))?
+            .uint("offline_count", smp::core(core).offline_count())?
             .uint("work", works[core])?
             .uint("executed", read(&s.executed))?
             .uint("local_pops", read(&s.local_pops))?
