@@ -10,10 +10,11 @@
 //!
 //! Under `-icount` (the same course every run) at 4 and 8 cores, GICv2 and GICv3; also on
 //! raspi4b, where a core parks in the kernel instead of PSCI `CPU_OFF` (`RPI4_CASES`).
-//! tests/82 runs the races without `-icount`.
+//! tests/82 runs the races without `-icount`. A second variant runs it all with `queues=shared`
+//! (the shared queue stays where it is; the leaving core hands on its private queue).
 //! qemu-test: configs=a72-smp4,a72-smp8,gicv3-smp4,gicv3-smp8
 //! qemu-test: qemu-args=-icount shift=0,sleep=off
-//! qemu-test: variants=workload=offline rounds=3
+//! qemu-test: variants=workload=offline rounds=3;workload=offline rounds=3 queues=shared
 //! qemu-test: expect=^test: offline: \d+ rounds, \d+ processes moved, \d+ rebound, every core 1\.\.=\d+ offline \d+ times$
 //! qemu-test: forbid=PANIC
 //! qemu-test: timeout=240
