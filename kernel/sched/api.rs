@@ -3,17 +3,20 @@
 //! Every call that blocks or yields must come from a process (the program's `main` runs as
 //! one). Calls that only send or spawn work from anywhere.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::attention;
 use super::balance::place;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
+use super::offline;
 use super::percore::{OnCore, Pending, scheduler};
+use super::placement::SpawnPlacement;
 use super::process::{
     self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
 };
 use super::runqueue::movable;
+use super::settings::spawn_placement;
 use super::stats::CoreStats;
 use super::table;
 use super::wake::{admit, make_runnable};
@@ -29,7 +32,15 @@ pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnErro
 
 /// Spawns a process with `options`.
 pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
-    let core = place(&options.allowed, smp::cores_online(), options.core, cpu::core_id())?;
+    // Where the process starts: the core named, else the `placement=` choice, if its allowed
+    // cores include it and it schedules (`balance::place`). Best effort against a core leaving:
+    // one that leaves after this check is caught by its closed inbox, and the process starts on
+    // the next active core instead (`wake::deliver`, docs/cores.md).
+    let preferred = match options.core {
+        Some(core) => core,
+        None => start_core(),
+    };
+    let core = place(&options.allowed, &offline::active_set(), smp::cores_online(), options.core, preferred)?;
     // A closure too big to keep in the control block is boxed first (which may fail).
     let boxed = if Entry::fits::<F>() { Ok(function) } else { Err(heap::try_box(function)) };
     let boxed = match boxed {
@@ -78,6 +89,21 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     Ok(pid)
 }
 
+/// Spawns counted machine-wide, for `placement=round_robin`.
+static SPAWN_TICKETS: AtomicUsize = AtomicUsize::new(0);
+
+/// The core a new free process starts on when its spawner names none (`placement=`).
+#[inline]
+fn start_core() -> usize {
+    let placement = spawn_placement();
+    if placement == SpawnPlacement::Local {
+        return cpu::core_id();
+    }
+    // ORDERING: Relaxed: only the count matters; each spawn gets its own ticket.
+    let ticket = SPAWN_TICKETS.fetch_add(1, Ordering::Relaxed);
+    placement.start_core(cpu::core_id(), ticket, smp::cores_online())
+}
+
 /// First Rust code of every process, called from `context_process_start` on its own stack.
 #[unsafe(no_mangle)]
 extern "C" fn process_entry(slot: u64) -> ! {
@@ -96,6 +122,20 @@ pub fn self_pid() -> Option<Pid> {
     let slot = current_slot()?;
     let generation = process::slot(slot).shared.lock().generation;
     Some(Pid { index: slot, generation })
+}
+
+/// Where the calling process runs and the core it is bound to (`None`: free, or limited to
+/// several cores), read together
+/// with IRQs masked, so no preemption (and no move or rebinding, which happen only while a
+/// process is queued) falls between the two. `None` outside a process.
+pub fn self_placement() -> Option<(usize, Option<usize>)> {
+    let mut core = OnCore::enter();
+    let slot = core.local().current?;
+    let bound = match process::slot(slot).affinity() {
+        Affinity::Bound(home) => Some(home),
+        Affinity::Free | Affinity::Within(_) => None,
+    };
+    Some((core.id(), bound))
 }
 
 /// Ends the calling process's turn; it goes to the back of its run queue.
@@ -155,6 +195,16 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     let process = process::slot(slot);
     {
         let mut shared = process.shared.lock();
+        // A kill that came while this process was running found it `Runnable`, so it only set
+        // the flag, which the scheduler checks when it next gives the process a turn. Blocking
+        // now would postpone that turn for ever (nothing wakes a killed process), so the flag is
+        // checked here, under the lock `kill` sets it under: either `kill` saw `Waiting` and wakes
+        // us, or we see its flag.
+        if process.kill_requested.load(Ordering::Relaxed) {
+            drop(shared);
+            switch_out(core, Pending::Exit(ExitReason::Killed));
+            unreachable!("a killed process is never scheduled again");
+        }
         if let Some(message) = shared.mailbox.pop_front() {
             return Some(message);
         }
@@ -196,7 +246,8 @@ pub fn monitor(pid: Pid) -> Result<(), SendError> {
     send(me, Message::Down { pid, reason: ExitReason::NoProc })
 }
 
-/// Ends `pid` with reason `Killed` the next time its core would run it (at once if it waits).
+/// Ends `pid` with reason `Killed` the next time its core would run it, at once if it waits, or
+/// when it next calls `receive` if it is running now.
 ///
 /// The generation check and the kill flag are one step under the slot's lock, the lock under
 /// which `finish` ends the occupant and bumps the generation: were the flag set after the lock

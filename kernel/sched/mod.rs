@@ -7,6 +7,7 @@
 
 pub mod balance;
 pub mod deque;
+pub mod placement;
 pub mod priority;
 pub mod queue_wait;
 pub mod trace_ring;
@@ -32,6 +33,8 @@ mod kill_model;
 #[cfg(target_os = "none")]
 mod mailbox;
 #[cfg(target_os = "none")]
+mod offline;
+#[cfg(target_os = "none")]
 mod percore;
 #[cfg(target_os = "none")]
 mod process;
@@ -41,6 +44,8 @@ mod runqueue;
 mod scheduler;
 #[cfg(target_os = "none")]
 mod settings;
+#[cfg(target_os = "none")]
+mod shared_queue;
 #[cfg(target_os = "none")]
 mod stats;
 #[cfg(target_os = "none")]
@@ -61,7 +66,7 @@ mod watchdog;
 #[cfg(target_os = "none")]
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
-    process_count, receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
+    process_count, receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
 pub(crate) use attention::job_queued;
@@ -76,6 +81,12 @@ pub(crate) use ending::set_program_main;
 #[cfg(target_os = "none")]
 pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
 #[cfg(target_os = "none")]
+pub(crate) use offline::rejoin_scheduling;
+#[cfg(target_os = "none")]
+pub use offline::{
+    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline, timeouts_moved,
+};
+#[cfg(target_os = "none")]
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
     SpawnOptions, limit as process_limit,
@@ -89,7 +100,7 @@ pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]
 pub(crate) use settings::init_global;
 #[cfg(target_os = "none")]
-pub use settings::{balance_config, set_strategy};
+pub use settings::{balance_config, queue_mode, set_strategy, spawn_placement};
 #[cfg(target_os = "none")]
 pub use stats::{CoreStats, LATENCY_BUCKETS};
 #[cfg(target_os = "none")]
@@ -98,6 +109,7 @@ pub use steal::max_migrations_seen;
 pub use table::SPAWN_FRAME_RESERVE_BYTES;
 
 pub use crate::core_set::CoreMask;
+pub use placement::{QueueMode, SpawnPlacement};
 pub use priority::Priority;
 #[cfg(target_os = "none")]
 pub use watchdog::{arm_progress_watchdog, disarm_progress_watchdog};

@@ -238,6 +238,8 @@ pub enum SpawnError {
     NotAllowed(usize),
     /// `max_processes` processes are alive (bootarg; at most [`MAX_PROCESSES`]).
     TableFull,
+    /// The options name a core that is offline (`sched::take_offline`).
+    CoreOffline(usize),
 }
 
 impl From<PlaceError> for SpawnError {
@@ -246,6 +248,7 @@ impl From<PlaceError> for SpawnError {
             PlaceError::NoSuchCore(core) => SpawnError::NoSuchCore(core),
             PlaceError::NoAllowedCore => SpawnError::NoAllowedCore,
             PlaceError::NotAllowed(core) => SpawnError::NotAllowed(core),
+            PlaceError::CoreOffline(core) => SpawnError::CoreOffline(core),
         }
     }
 }
@@ -257,6 +260,7 @@ impl fmt::Display for SpawnError {
             SpawnError::NoSuchCore(core) => write!(f, "spawn: no online core {core}"),
             SpawnError::NoAllowedCore => write!(f, "spawn: the allowed cores include no online core"),
             SpawnError::NotAllowed(core) => write!(f, "spawn: core {core} is not among the allowed cores"),
+            SpawnError::CoreOffline(core) => write!(f, "spawn: core {core} is offline"),
             SpawnError::TableFull => {
                 write!(f, "spawn: process limit reached ({} processes alive; bootarg max_processes)", limit())
             }
@@ -334,7 +338,7 @@ pub(crate) struct Process {
     pub shared: IrqSpinLock<Shared>,
     pub priority: AtomicU8,
     /// The cores it may run on (`bound_to` is a one-core set). Read by thieves and push
-    /// rebalancing through `runqueue::may_run_here`.
+    /// rebalancing through `offline::may_run_here`.
     pub allowed: CoreMaskCell,
     /// The core whose queues hold it or that runs it.
     pub core: AtomicUsize,

@@ -76,6 +76,10 @@ pub struct CoreStats {
     pub wait_ticks: AtomicU64,
     /// The ticks-to-microseconds factor of `queue_wait::TicksToUs` for this core's counter.
     wait_clock: AtomicU64,
+    /// `queues=shared`: times this core took the shared run queue's lock (a push or a take),
+    /// and how many of those found it held by another core first (this core then spun).
+    pub queue_lock_acquisitions: AtomicU64,
+    pub queue_lock_contended: AtomicU64,
 }
 
 impl CoreStats {
@@ -109,6 +113,8 @@ impl CoreStats {
             wait_by_leading_zeros: [const { AtomicU64::new(0) }; LEADING_ZEROS_COUNTS],
             wait_ticks: AtomicU64::new(0),
             wait_clock: AtomicU64::new(TicksToUs::new(62_500_000).factor()),
+            queue_lock_acquisitions: AtomicU64::new(0),
+            queue_lock_contended: AtomicU64::new(0),
         }
     }
 }
