@@ -2,8 +2,8 @@
 //! cores 1-3 leaving and coming back) and a steal storm of 5,000 tiny processes, each under all
 //! five victim strategies (65 runs), back to back in one boot on 4 cores, with the scheduler's
 //! counters checked after every run (spawned = completed + alive: no process lost, none run to
-//! its end twice). Under -icount, so the run is
-//! the same every time; `make soak` is the long version under plain MTTCG (real concurrency).
+//! its end twice). Under -icount, so the run is the same every time; `make soak` is the long
+//! version under plain MTTCG (real concurrency).
 //! qemu-test: configs=a72-smp4
 //! qemu-test: qemu-args=-icount shift=0,sleep=off
 //! qemu-test: append=soak_s=1 cooldown=0
