@@ -5,10 +5,9 @@
 //! too; the processes and the scheduler proper are bare-metal only. `scheduler.rs` says how the
 //! bare-metal files fit together.
 
-pub mod balance;
-pub mod deque;
-pub mod priority;
-pub mod trace_ring;
+pub use beamcore_deque as deque;
+pub use beamcore_sched_policy::{balance, priority};
+pub use beamcore_trace_ring as trace_ring;
 
 #[cfg(target_os = "none")]
 mod api;

@@ -5,7 +5,7 @@ use std::vec::Vec;
 
 use proptest::prelude::*;
 
-use crate::sched::deque::{Full, Placement, Pop, Portable, Steal, WorkQueue, Worker};
+use crate::{Full, Placement, Pop, Portable, Steal, WorkQueue, Worker};
 
 #[derive(Clone, Copy, Debug)]
 enum Operation {

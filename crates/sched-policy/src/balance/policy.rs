@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::sched::priority::Priority;
+use crate::priority::Priority;
 
 /// How many processes a successful steal takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

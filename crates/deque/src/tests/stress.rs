@@ -11,7 +11,7 @@ use std::thread;
 use std::vec;
 use std::vec::Vec;
 
-use crate::sched::deque::{BoxWorker, Placement, Pop, Portable, Steal, WorkQueue, WorkQueueStealer, Worker};
+use crate::{BoxWorker, Placement, Pop, Portable, Steal, WorkQueue, WorkQueueStealer, Worker};
 
 const THIEVES: usize = 3;
 

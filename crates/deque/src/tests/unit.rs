@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::vec::Vec;
 
-use crate::sched::deque::{
+use crate::{
     BoxWorker, CapacityError, CasFailure, Full, Placement, Pop, Portable, Steal, Stealer, WorkQueue, WorkQueueStealer,
     Worker,
 };
@@ -223,7 +223,7 @@ fn handles_carry_ownership_in_their_types() {
     assert_send::<WorkQueue>();
     assert_send_sync::<WorkQueueStealer>();
     assert_send::<BoxWorker<u8>>();
-    assert_send_sync::<crate::sched::deque::BoxStealer<std::cell::Cell<u8>>>();
+    assert_send_sync::<crate::BoxStealer<std::cell::Cell<u8>>>();
 
     // Compile-time "not Sync": the call below is ambiguous (and fails to build) if `Worker`
     // implements `Sync`, because then both impls apply.
