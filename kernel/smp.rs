@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  boot core: start_secondaries ──PSCI CPU_ON / spin table──▶ core n: _secondary_start
-//!                    ◀────────────── CORES[n].online ─────────  init_this_core, idle_loop
+//!                    ◀────────────── CORES[n].online ─────────  bring_core_online, idle_loop
 //!  any core:  run_on(n, job) ─push─▶ CORES[n].jobs ─SGI Wake─▶ core n wakes from WFI, runs job
 //! ```
 //!
@@ -80,7 +80,7 @@ impl PerCore {
     }
 
     pub fn is_online(&self) -> bool {
-        // ORDERING: Acquire, paired with the Release store of `online` in `init_this_core`:
+        // ORDERING: Acquire, paired with the Release store of `online` in `bring_core_online`:
         // who sees the core online sees its GIC registration and mpidr.
         self.online.load(Ordering::Acquire)
     }
@@ -144,7 +144,7 @@ pub fn core(id: usize) -> &'static PerCore {
 
 /// Cores that have come online. Ids are `0..cores_online()`.
 pub fn cores_online() -> usize {
-    // ORDERING: Acquire, paired with the Release `fetch_add` in `init_this_core`. All changes
+    // ORDERING: Acquire, paired with the Release `fetch_add` in `bring_core_online`. All changes
     // of the counter are read-modify-writes, so they form one release sequence: seeing n
     // synchronises with every core that counted itself, and their set-up is visible.
     CORES_ONLINE.load(Ordering::Acquire)
@@ -164,12 +164,12 @@ pub(crate) fn init_boot(gic: Gic, tick_period_ticks: u64) {
 
 /// Every core, once, with IRQs still masked: its interrupt interface and timer, then it is
 /// online. Prints the console contract's `core <id> online` line.
-pub(crate) fn init_this_core(id: usize) -> Result<(), GicError> {
+pub(crate) fn bring_core_online(id: usize) -> Result<(), GicError> {
     let mpidr = cpu::mpidr();
     let me = &CORES[id];
     me.mpidr.store(mpidr, Ordering::Relaxed);
     let gic = gic();
-    gic.init_this_core(id, mpidr)?;
+    gic.init_core_interface(id, mpidr)?;
     gic.enable_private(timer::TIMER_INTID);
     timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
     crate::println!("core {id} online el={} mpidr={mpidr:#x}", cpu::current_el());

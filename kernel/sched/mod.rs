@@ -81,7 +81,7 @@ pub use process::{
 #[cfg(target_os = "none")]
 pub use runqueue::RUN_NEXT_CAP;
 #[cfg(target_os = "none")]
-pub(crate) use scheduler::init_this_core;
+pub(crate) use scheduler::init_core_scheduler;
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]

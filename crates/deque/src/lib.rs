@@ -39,7 +39,7 @@
 //! kernel because it is half of the deque's [`DequeAtomics`] seam and the in-QEMU stress test
 //! (tests/29) checks it against the very algorithm here.
 
-#![cfg_attr(not(test), no_std)]
+#![cfg_attr(not(any(test, loom)), no_std)]
 #![deny(unsafe_code)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
@@ -67,7 +67,7 @@ mod tests;
 pub use boxed::{BoxStealer, BoxWorker};
 pub use chase_lev::{Stealer, Worker};
 pub use outcome::{CapacityError, Full, Pop, Steal};
-pub use overflow::{Placement, WorkQueue, WorkQueueStealer};
+pub use overflow::{PushedTo, WorkQueue, WorkQueueStealer};
 pub use portable::Portable;
 pub use primitives::{CasFailure, DequeAtomics};
 

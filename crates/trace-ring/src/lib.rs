@@ -21,7 +21,7 @@
 //! and the loom model below check the same code the kernel runs. [`Publication`] lets the loom
 //! model build deliberately weakened rings and show that it catches them.
 
-#![cfg_attr(not(test), no_std)]
+#![cfg_attr(not(any(test, loom)), no_std)]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
