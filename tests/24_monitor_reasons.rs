@@ -1,6 +1,7 @@
 //! A monitor receives one `Down` message with the right reason for every way a process ends:
 //! normal return, `exit` with a code, a fault, a stack overflow, a kill, and `NoProc` for a
-//! process that had already ended.
+//! process that had already ended. A process killed while it runs and that then calls `receive`
+//! ends too (it used to block for ever: the kill had found it running and only set its flag).
 //! qemu-test: configs=a72-smp4
 //! qemu-test: forbid=PANIC
 
@@ -22,6 +23,23 @@ fn expect_down(pid: Pid, expected: ExitReason) -> Result<(), Message> {
         Some(other) => Err(other),
         None => Err(Message::Word(u64::MAX)),
     }
+}
+
+/// A kill that finds its target running (so it only sets the flag the scheduler checks at the
+/// target's next turn), after which the target blocks in `receive`: it must still end, `Killed`.
+/// The process kills itself, so the kill lands while it runs every time; a kill from another
+/// core lands there only when it does not catch the target between two turns.
+fn killed_while_running() -> Result<(), Message> {
+    let victim = sched::spawn_with(SpawnOptions::default().on_core(1), || {
+        let _go = sched::receive();
+        let me = sched::self_pid().expect("a process");
+        sched::kill(me).expect("kill a live process");
+        let _ = sched::receive();
+    })
+    .expect("spawn victim");
+    sched::monitor(victim).expect("monitor victim");
+    sched::send(victim, Message::Word(0)).expect("go");
+    expect_down(victim, ExitReason::Killed)
 }
 
 fn main() -> ExitCode {
@@ -73,9 +91,14 @@ fn main() -> ExitCode {
     if let Err(got) = expect_down(waiting, ExitReason::NoProc) {
         ensure!(false, "for noproc: got {got:?}");
     }
+    if let Err(got) = killed_while_running() {
+        ensure!(false, "for killed while running: got {got:?}");
+    }
     let extra = sched::receive_timeout(100_000);
     ensure!(extra.is_none(), "an extra message arrived: {extra:?}");
-    println!("test: Down received once each for normal, exit(7), fault, stack overflow, killed, noproc");
+    println!(
+        "test: Down received once each for normal, exit(7), fault, stack overflow, killed, noproc, killed while running"
+    );
     ExitCode::Success
 }
 

@@ -164,6 +164,16 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     let process = process::slot(slot);
     {
         let mut shared = process.shared.lock();
+        // A kill that came while this process was running found it `Runnable`, so it only set
+        // the flag, which the scheduler checks when it next gives the process a turn. Blocking
+        // now would postpone that turn for ever (nothing wakes a killed process), so the flag is
+        // checked here, under the lock `kill` sets it under: either `kill` saw `Waiting` and wakes
+        // us, or we see its flag.
+        if process.kill_requested.load(Ordering::Relaxed) {
+            drop(shared);
+            switch_out(core, Pending::Exit(ExitReason::Killed));
+            unreachable!("a killed process is never scheduled again");
+        }
         if let Some(message) = shared.mailbox.pop_front() {
             return Some(message);
         }
@@ -205,7 +215,8 @@ pub fn monitor(pid: Pid) -> Result<(), SendError> {
     send(me, Message::Down { pid, reason: ExitReason::NoProc })
 }
 
-/// Ends `pid` with reason `Killed` the next time its core would run it (at once if it waits).
+/// Ends `pid` with reason `Killed` the next time its core would run it, at once if it waits, or
+/// when it next calls `receive` if it is running now.
 ///
 /// The generation check and the kill flag are one step under the slot's lock, the lock under
 /// which `finish` ends the occupant and bumps the generation: were the flag set after the lock
