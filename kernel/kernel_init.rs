@@ -163,6 +163,8 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
         config.balance.timed(config.cooldown_ns, cpu::counter_frequency()),
         config.strategy,
         config.trace,
+        config.queues,
+        config.placement,
     ) {
         panic!("scheduler: {error}");
     }
@@ -239,6 +241,17 @@ pub(crate) unsafe fn secondary_core(core_id: usize, _entry_el: u8) -> ! {
     // `_secondary_start` put this core on boot stack `core_id`, which no other core writes.
     unsafe { mmu::enable_this_core(core_id) };
     cpu::set_core_id(core_id);
+    if smp::core(core_id).was_online_before() {
+        // Back from offline through PSCI `CPU_ON` (`sched::bring_online`): the core lost its
+        // registers, so it came through the whole start again, up to here; its scheduler's
+        // queues and counters are kept, so it only rejoins (docs/cores.md).
+        if let Err(error) = smp::rejoin_this_core(core_id) {
+            panic!("core {core_id}: cannot rejoin: {error}");
+        }
+        sched::rejoin_scheduling();
+        cpu::irq_enable();
+        sched::run_loop()
+    }
     sched::init_core_scheduler();
     if let Err(error) = smp::bring_core_online(core_id) {
         panic!("core {core_id}: {error}");

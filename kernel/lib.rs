@@ -33,6 +33,8 @@ mod boot;
 #[cfg(target_os = "none")]
 pub mod console;
 #[cfg(target_os = "none")]
+pub mod core_power;
+#[cfg(target_os = "none")]
 pub mod drivers;
 #[cfg(target_os = "none")]
 pub mod exit;

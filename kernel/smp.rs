@@ -62,6 +62,16 @@ pub struct PerCore {
     job_count: AtomicUsize,
     /// Set when the core has parked for good ([`halt_this_core`]).
     parked: AtomicBool,
+    /// Interrupts this core acknowledged, of every kind: an offline core takes none.
+    irqs: AtomicU64,
+    /// The core has been online once: a start after that is a return from offline.
+    ever_online: AtomicBool,
+    /// Written under the `jobs` lock: the core is leaving and takes no more jobs.
+    jobs_closed: AtomicBool,
+    /// Times the core went offline.
+    offline_count: AtomicU64,
+    /// The release word of a core parked offline without PSCI (`core_power`).
+    pub(crate) release: AtomicBool,
 }
 
 impl PerCore {
@@ -76,6 +86,11 @@ impl PerCore {
             jobs: IrqSpinLock::new(VecDeque::new()),
             job_count: AtomicUsize::new(0),
             parked: AtomicBool::new(false),
+            irqs: AtomicU64::new(0),
+            ever_online: AtomicBool::new(false),
+            jobs_closed: AtomicBool::new(false),
+            offline_count: AtomicU64::new(0),
+            release: AtomicBool::new(false),
         }
     }
 
@@ -102,6 +117,22 @@ impl PerCore {
         self.unexpected_irqs.load(Ordering::Relaxed)
     }
 
+    /// Interrupts this core has acknowledged (ticks, SGIs, anything else).
+    pub fn irqs(&self) -> u64 {
+        self.irqs.load(Ordering::Relaxed)
+    }
+
+    /// Times this core has gone offline ([`crate::sched::take_offline`]).
+    pub fn offline_count(&self) -> u64 {
+        self.offline_count.load(Ordering::Relaxed)
+    }
+
+    /// True once the core has come online at least once (a start after that is a return).
+    pub fn was_online_before(&self) -> bool {
+        // ORDERING: Acquire, paired with the Release store in `bring_core_online`.
+        self.ever_online.load(Ordering::Acquire)
+    }
+
     /// True once the core has parked for good.
     pub fn is_parked(&self) -> bool {
         // ORDERING: Acquire, paired with the Release store of `parked` in `halt_this_core`.
@@ -126,6 +157,8 @@ pub enum SmpError {
     NoSuchCore(usize),
     /// The heap could not hold the job.
     OutOfMemory,
+    /// The core is offline, or leaving (`sched::take_offline`).
+    CoreOffline(usize),
 }
 
 impl fmt::Display for SmpError {
@@ -133,6 +166,7 @@ impl fmt::Display for SmpError {
         match self {
             SmpError::NoSuchCore(core) => write!(f, "no online core {core}"),
             SmpError::OutOfMemory => write!(f, "out of memory for the job"),
+            SmpError::CoreOffline(core) => write!(f, "core {core} is offline"),
         }
     }
 }
@@ -142,7 +176,9 @@ pub fn core(id: usize) -> &'static PerCore {
     &CORES[id]
 }
 
-/// Cores that have come online. Ids are `0..cores_online()`.
+/// Cores brought up at boot. Ids are `0..cores_online()`. A core taken offline at run time
+/// keeps its id and still counts here (ids stay dense); `core(id).is_online()` says whether it
+/// is up now, and `sched::core_is_active` whether it schedules.
 pub fn cores_online() -> usize {
     // ORDERING: Acquire, paired with the Release `fetch_add` in `bring_core_online`. All changes
     // of the counter are read-modify-writes, so they form one release sequence: seeing n
@@ -176,12 +212,63 @@ pub(crate) fn bring_core_online(id: usize) -> Result<(), GicError> {
     // ORDERING: Release publishes this core's GIC registration (its SGI target) and mpidr to
     // whoever sees it online (Acquire in `is_online`) and may then send it SGIs.
     me.online.store(true, Ordering::Release);
+    // ORDERING: Release, paired with `was_online_before`: a later start of this core (a return
+    // from offline) takes the rejoin path instead of counting itself again.
+    me.ever_online.store(true, Ordering::Release);
     // ORDERING: Release, paired with the Acquire load in `cores_online` (same publication as
     // `online`). Was AcqRel: the acquire half paired with nothing, since this core reads none
     // of what the cores counted before it published; the release sequence of the increments
     // already carries each core's publication to the reader.
     CORES_ONLINE.fetch_add(1, Ordering::Release);
     Ok(())
+}
+
+/// A core coming back from offline (PSCI `CPU_ON` again, or released from its park), IRQs
+/// masked: its interrupt interface and timer again, then it is online. It does not count itself
+/// in `cores_online` again: its id was counted at boot. Its jobs queue opens again.
+pub(crate) fn rejoin_this_core(id: usize) -> Result<(), GicError> {
+    let me = &CORES[id];
+    let mpidr = cpu::mpidr();
+    let gic = gic();
+    gic.init_core_interface(id, mpidr)?;
+    gic.enable_private(timer::TIMER_INTID);
+    timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
+    {
+        let _jobs = me.jobs.lock();
+        // ORDERING: Relaxed: read and written under the jobs lock.
+        me.jobs_closed.store(false, Ordering::Relaxed);
+    }
+    // ORDERING: Release, as in `bring_core_online`: its GIC registration is visible to whoever
+    // sees it online and sends it SGIs.
+    me.online.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// The leaving core closes its jobs queue: `run_on` refuses it from now on (`CoreOffline`).
+/// Returns the jobs queued before, for the caller to run before it goes.
+pub(crate) fn close_jobs() -> VecDeque<Job> {
+    let me = &CORES[cpu::core_id()];
+    let mut jobs = me.jobs.lock();
+    // ORDERING: Relaxed: read and written under the jobs lock, which `run_on` holds to check it.
+    me.jobs_closed.store(true, Ordering::Relaxed);
+    me.job_count.store(0, Ordering::Relaxed);
+    core::mem::take(&mut *jobs)
+}
+
+/// The leaving core's last step before its power goes or it parks: its timer stops, its GIC
+/// interface closes (so it takes no interrupt), and it is no longer online (no SGI is sent to
+/// it). IRQs must be masked.
+pub(crate) fn stop_this_core_for_offline() {
+    let me = &CORES[cpu::core_id()];
+    timer::stop();
+    gic().disable_this_core();
+    // ORDERING: Release: whoever sees the core offline sees its last counters.
+    me.online.store(false, Ordering::Release);
+}
+
+/// Counts one more offline period of core `id` (once it is off).
+pub(crate) fn note_offline(id: usize) {
+    CORES[id].offline_count.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Sends `sgi` to core `target`.
@@ -264,6 +351,7 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
     let me = &CORES[cpu::core_id()];
     let gic = gic();
     while let Some(irq) = gic.acknowledge() {
+        me.irqs.fetch_add(1, Ordering::Relaxed);
         match irq.intid {
             timer::TIMER_INTID => {
                 me.ticks.fetch_add(1, Ordering::Relaxed);
@@ -293,11 +381,18 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
 
 /// Queues `job` to run on core `target` and wakes it.
 pub fn run_on(target: usize, job: Job) -> Result<(), SmpError> {
-    if target >= MAX_CORES || !CORES[target].is_online() {
+    if target >= MAX_CORES || !CORES[target].was_online_before() {
         return Err(SmpError::NoSuchCore(target));
+    }
+    if !CORES[target].is_online() {
+        return Err(SmpError::CoreOffline(target));
     }
     {
         let mut jobs = CORES[target].jobs.lock();
+        // ORDERING: Relaxed: written under this lock by the leaving core (`close_jobs`).
+        if CORES[target].jobs_closed.load(Ordering::Relaxed) {
+            return Err(SmpError::CoreOffline(target));
+        }
         jobs.try_reserve(1).map_err(|_| SmpError::OutOfMemory)?;
         jobs.push_back(job);
         // Relaxed (was SeqCst): `job_count` is a hint that lets `take_job` skip the lock; the

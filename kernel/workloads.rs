@@ -18,6 +18,9 @@ use crate::mm::layout::MAX_CORES;
 use crate::sched::{self, Message, Pid, Priority, SpawnOptions};
 use crate::smp;
 
+mod offline;
+pub use offline::offline;
+
 static WORK: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
 /// Units a bound process ran on a core other than its own (must stay 0).
 static BOUND_VIOLATIONS: AtomicU64 = AtomicU64::new(0);
@@ -80,6 +83,7 @@ pub fn run(workload: Workload) -> Outcome {
             grain(u64::from(config.grain_ns), u64::from(config.grain_ms))
         }
         Workload::Hold => hold(crate::boot_config().processes),
+        Workload::Offline => offline(crate::boot_config().rounds),
     };
     let mut outcome = outcome;
     if let Err(why) = wait_for_processes_to_end(baseline) {

@@ -80,6 +80,14 @@ SCALE_MEMORY = {"1g": "1G", "128m": "128M"}
 SCALE_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4"]
 
 
+# Per-core deques against the shared-queue baseline (`queues=shared`: one lock-protected FIFO
+# per priority level for the whole machine), every workload in both modes in the same run,
+# under -icount. Part of BENCH=balance; BENCH=queues runs it alone.
+QUEUES_CORES = [2, 4, 8]
+QUEUES_WORKLOADS = ["nqueens", "uts", "fib", "imbalanced", "mixed", "bang"]
+QUEUE_MODES = {"percore": "", "shared": "queues=shared"}
+
+
 # The other workloads, once each on 4 cores with the default strategy.
 EXTRA_WORKLOADS = ["ring", "bang", "big"]
 
@@ -103,6 +111,64 @@ def balance_runs():
             for strategy in BALANCE_STRATEGIES if cores > 1 else ["load"]:
                 yield cores, workload, strategy, qemu_command("beamcore", icount_args(cores),
                                                               f"workload={workload} strategy={strategy}")
+
+
+def queues_runs():
+    """(cores, workload, mode, command) for the per-core against shared-queue comparison."""
+    for cores in QUEUES_CORES:
+        for workload in QUEUES_WORKLOADS:
+            for mode, bootargs in QUEUE_MODES.items():
+                args = f"workload={workload} {bootargs}".strip()
+                yield cores, workload, mode, qemu_command("beamcore", icount_args(cores), args)
+
+
+def queues_figures(cores, workload, mode, output):
+    """One run's figures for the queue comparison: balance_figures under the mode's label, plus
+    the busiest core's share of the work and the shared queue's lock acquisitions (all cores, and
+    those that found it held)."""
+    figures = balance_figures(cores, workload, mode, output)
+    if figures is None:
+        return None
+    per_core = report_of(output)["per_core"]
+    prefix = f"balance.{workload}.{mode}.{cores}cores"
+    works = [c["work"] for c in per_core]
+    if sum(works) > 0:
+        figures[f"{prefix}.busiest_share"] = (round(max(works) / sum(works), 3), "ratio")
+    figures[f"{prefix}.lock_acquisitions"] = (sum(c.get("queue_lock_acquisitions", 0) for c in per_core), "count")
+    figures[f"{prefix}.lock_contended"] = (sum(c.get("queue_lock_contended", 0) for c in per_core), "count")
+    return figures
+
+
+def queues_ratio(results, workload, cores):
+    """balance.<workload>.<N>cores.shared_over_percore: the shared-queue run's guest time over the
+    per-core run's (under -icount, the instructions all cores executed: above 1 the shared queue
+    cost more), or None when either run is missing."""
+    shared = results.get(f"balance.{workload}.shared.{cores}cores.guest_ms")
+    percore = results.get(f"balance.{workload}.percore.{cores}cores.guest_ms")
+    if not shared or not percore or percore["value"] <= 0:
+        return None
+    return round(shared["value"] / percore["value"], 3)
+
+
+def queues_table(results):
+    """Markdown: per workload and core count, the guest-time ratio shared / per-core, the busiest
+    core's share in each mode, and steals (per-core) against lock acquisitions (shared)."""
+    lines = ["| workload | cores | shared / per-core guest time | busiest share per-core / shared | "
+             "steals (per-core) | lock acquisitions, contended (shared) |", "|---|---|---|---|---|---|"]
+
+    def value(name, fmt="{:.2f}"):
+        entry = results.get(name)
+        return "–" if entry is None else fmt.format(entry["value"])
+    for workload in QUEUES_WORKLOADS:
+        for n in QUEUES_CORES:
+            base = f"balance.{workload}"
+            lines.append(
+                f"| {workload} | {n} | {value(f'{base}.{n}cores.shared_over_percore')} | "
+                f"{value(f'{base}.percore.{n}cores.busiest_share')} / {value(f'{base}.shared.{n}cores.busiest_share')} | "
+                f"{value(f'{base}.percore.{n}cores.steals', '{:.0f}')} | "
+                f"{value(f'{base}.shared.{n}cores.lock_acquisitions', '{:.0f}')}, "
+                f"{value(f'{base}.shared.{n}cores.lock_contended', '{:.0f}')} |")
+    return lines
 
 
 def grain_runs():
@@ -282,6 +348,10 @@ def write_results(results_path, results):
                   "Instruction bound (N x the one-core guest time over this run's: the speedup can be no "
                   "more, since guest time under -icount is the instructions all cores executed):", "",
                   *policy_table(results, "instruction_bound"), ""]
+    if any(name.endswith("shared_over_percore") for name in results):
+        table += ["## Per-core deques against one shared queue", "",
+                  "`queues=shared` against the default, same workloads, same run, under -icount "
+                  "(`make bench BENCH=queues`).", "", *queues_table(results), ""]
     if any(name.startswith("grain.") for name in results):
         table += ["## Granularity: speedup (efficiency) by task size", "",
                   f"`workload=grain`, {GRAIN_TOTAL_MS} ms of work in tasks spawned on core 0, under -icount; "
@@ -311,10 +381,13 @@ def main():
     for suite in ("balance", "grain", "scale"):
         if wanted(suite):
             suites.append(suite)
+    # The queue comparison belongs to BENCH=balance too (its figures are balance.*).
+    if wanted("queues") or wanted("balance"):
+        suites.append("queues")
     if not suites:
-        known = ", ".join([*QEMU_SUITES, *HOST_SUITES, "balance", "grain", "scale"])
+        known = ", ".join([*QEMU_SUITES, *HOST_SUITES, "balance", "queues", "grain", "scale"])
         sys.exit(f"bench: no suite matches {prefix!r} (suites: {known})")
-    if any(s in QEMU_SUITES or s in ("balance", "grain", "scale") for s in suites):
+    if any(s in QEMU_SUITES or s in ("balance", "queues", "grain", "scale") for s in suites):
         print("bench: building release kernels", flush=True)
         subprocess.run(["cargo", "build", "--release", "--bins"], cwd=ROOT, check=True)
 
@@ -395,13 +468,40 @@ def main():
                 print(f"  bench: {name} {value} {unit}")
             print(f"  ({time.time() - started:.1f}s)", flush=True)
             continue
+        if suite == "queues":
+            started = time.monotonic()
+            runs = list(queues_runs())
+            for name in [n for n, r in results.items() if r.get("suite") == "queues"]:
+                del results[name]
+            for run_number, (cores, workload, mode, cmd) in enumerate(runs, 1):
+                status, output = run(cmd, timeout=600)
+                figures = queues_figures(cores, workload, mode, output) if status == 0 else None
+                if figures is None:
+                    failures += 1
+                    print(f"  [{run_number}/{len(runs)}] {workload} {mode} {cores} cores failed (status {status})")
+                    continue
+                for name, (value, unit) in figures.items():
+                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
+                prefix = f"balance.{workload}.{mode}.{cores}cores"
+                shown = {k: figures[f"{prefix}.{k}"][0] for k in ("guest_ms", "busiest_share", "steals",
+                                                                  "lock_acquisitions", "lock_contended")
+                         if f"{prefix}.{k}" in figures}
+                print(f"  [{run_number}/{len(runs)}] {prefix} {shown}", flush=True)
+                ratio = queues_ratio(results, workload, cores)
+                if mode == "shared" and ratio is not None:
+                    name = f"balance.{workload}.{cores}cores.shared_over_percore"
+                    results[name] = {"value": ratio, "unit": "ratio", "command": " ".join(cmd), "suite": suite}
+                    print(f"  bench: {name} {ratio} ratio", flush=True)
+            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
+            continue
         if suite == "balance":
             started = time.monotonic()
             runs = list(balance_runs())
             # Figures of runs this suite no longer makes (another size, another set) would be
             # mistaken for current ones: drop them.
             current = {" ".join(cmd) for *_, cmd in runs}
-            for name in [n for n, r in results.items() if n.startswith("balance.") and r.get("command") not in current]:
+            for name in [n for n, r in results.items()
+                         if n.startswith("balance.") and r.get("suite") == "balance" and r.get("command") not in current]:
                 del results[name]
             for run_number, (cores, workload, strategy, cmd) in enumerate(runs, 1):
                 status, output = run(cmd, timeout=600)

@@ -63,9 +63,15 @@ CONFIGS = {
     "a72-smp4": ("virt", "cortex-a72", 4),
     "a72-smp8": ("virt", "cortex-a72", 8),
     "gicv3-smp16": ("virt,gic-version=3", "cortex-a72", 16),
+    # GICv3 with as few cores as GICv2 allows: the same run on both interrupt controllers. Only
+    # tests that name it run here; `configs=all` leaves it out.
+    "gicv3-smp8": ("virt,gic-version=3", "cortex-a72", 8),
     # The kernel's MAX_CORES: four GICv3 clusters of 16 (MPIDR Aff1 0-3). Slow under TCG on a
     # small host, so only tests that name it run here; `configs=all` leaves it out.
     "gicv3-smp64": ("virt,gic-version=3", "cortex-a72", 64),
+    # GICv3 at 4 cores (cores going offline and back, tests/80-82): only tests that name it
+    # run here; `configs=all` leaves it out.
+    "gicv3-smp4": ("virt,gic-version=3", "cortex-a72", 4),
     "el2-smp4": ("virt,virtualization=on", "cortex-a72", 4),
     "a53-smp4": ("virt", "cortex-a53", 4),
     "max-smp4": ("virt", "max", 4),
@@ -75,7 +81,7 @@ CONFIGS = {
 }
 # What `configs=all` means: every configuration a kernel is expected to boot on, but for the
 # 64-core one (too slow to run every test there).
-ALL_CONFIGS = [name for name in CONFIGS if name not in ("secure-smp4", "gicv3-smp64")]
+ALL_CONFIGS = [name for name in CONFIGS if name not in ("secure-smp4", "gicv3-smp64", "gicv3-smp4", "gicv3-smp8")]
 DEFAULT_CONFIGS = ["a72-smp4"]
 # QEMU raspi4b: not part of `configs=all`; its cases are listed below.
 RPI4_CONFIG = "rpi4"
@@ -93,6 +99,8 @@ RPI4_CASES = {
     "52_backtrace_kernel_panic": [""],
     "54_backtrace_process_fault": [""],
     "55_gdb_attach": [""],
+    "80_cores_offline_workload": ["workload=offline rounds=3"],
+    "81_offline_errors_and_bound": [""],
 }
 # Checks of the `make rpi4` image itself (no semihosting) and of the `make run BOARD=rpi4` kernel
 # booted without a device tree (ATAGs); see run_image_case.

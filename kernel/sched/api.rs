@@ -3,16 +3,18 @@
 //! Every call that blocks or yields must come from a process (the program's `main` runs as
 //! one). Calls that only send or spawn work from anywhere.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::attention;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
+use super::placement::SpawnPlacement;
 use super::process::{
     self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
 };
 use super::runqueue::movable;
+use super::settings::spawn_placement;
 use super::stats::CoreStats;
 use super::table;
 use super::wake::{admit, make_runnable};
@@ -30,10 +32,15 @@ pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnErro
 pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
     let core = match options.affinity {
         Affinity::Bound(core) => core,
-        Affinity::Free => options.core.unwrap_or_else(cpu::core_id),
+        Affinity::Free => options.core.unwrap_or_else(start_core),
     };
     if core >= smp::cores_online() {
         return Err(SpawnError::NoSuchCore(core));
+    }
+    // Best effort: a core that leaves after this check is caught by its closed inbox, and the
+    // process starts on the next active core instead (`wake::deliver`, docs/cores.md).
+    if !super::offline::core_is_active(core) {
+        return Err(SpawnError::CoreOffline(core));
     }
     // A closure too big to keep in the control block is boxed first (which may fail).
     let boxed = if Entry::fits::<F>() { Ok(function) } else { Err(heap::try_box(function)) };
@@ -87,6 +94,21 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     Ok(pid)
 }
 
+/// Spawns counted machine-wide, for `placement=round_robin`.
+static SPAWN_TICKETS: AtomicUsize = AtomicUsize::new(0);
+
+/// The core a new free process starts on when its spawner names none (`placement=`).
+#[inline]
+fn start_core() -> usize {
+    let placement = spawn_placement();
+    if placement == SpawnPlacement::Local {
+        return cpu::core_id();
+    }
+    // ORDERING: Relaxed: only the count matters; each spawn gets its own ticket.
+    let ticket = SPAWN_TICKETS.fetch_add(1, Ordering::Relaxed);
+    placement.start_core(cpu::core_id(), ticket, smp::cores_online())
+}
+
 /// First Rust code of every process, called from `context_process_start` on its own stack.
 #[unsafe(no_mangle)]
 extern "C" fn process_entry(slot: u64) -> ! {
@@ -105,6 +127,19 @@ pub fn self_pid() -> Option<Pid> {
     let slot = current_slot()?;
     let generation = process::slot(slot).shared.lock().generation;
     Some(Pid { index: slot, generation })
+}
+
+/// Where the calling process runs and the core it is bound to (`None`: free), read together
+/// with IRQs masked, so no preemption (and no move or rebinding, which happen only while a
+/// process is queued) falls between the two. `None` outside a process.
+pub fn self_placement() -> Option<(usize, Option<usize>)> {
+    let mut core = OnCore::enter();
+    let slot = core.local().current?;
+    let bound = match process::slot(slot).affinity() {
+        Affinity::Bound(home) => Some(home),
+        Affinity::Free => None,
+    };
+    Some((core.id(), bound))
 }
 
 /// Ends the calling process's turn; it goes to the back of its run queue.

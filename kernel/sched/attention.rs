@@ -22,6 +22,8 @@ pub(super) const INBOX: u32 = 1 << 1;
 pub(super) const TIMEOUTS: u32 = 1 << 2;
 /// Push rebalancing is on and this core (0) does it.
 pub(super) const REBALANCE: u32 = 1 << 3;
+/// The core is asked to go offline (`offline::take_offline`).
+pub(super) const LEAVE: u32 = 1 << 4;
 
 /// Tells `core` a job was queued for it (registered with `smp` at boot).
 pub(crate) fn job_queued(core: usize) {
@@ -34,6 +36,19 @@ pub(crate) fn job_queued(core: usize) {
 pub(super) fn inbox_filled(core: usize) {
     // ORDERING: Release, as in `job_queued`, for the inbox.
     scheduler(core).attention.fetch_or(INBOX, Ordering::Release);
+}
+
+/// Asks `core` to leave at its loop's next top (`offline::leave`).
+pub(super) fn leave_requested(core: usize) {
+    // ORDERING: Release, as in `job_queued`: the owner that clears the bit sees the request.
+    scheduler(core).attention.fetch_or(LEAVE, Ordering::Release);
+}
+
+/// Is `bit` set (the owner asks)?
+#[inline]
+pub(super) fn is_set(core: &OnCore, bit: u32) -> bool {
+    // ORDERING: Relaxed peek; `take` synchronises when the owner acts on it.
+    core.scheduler().attention.load(Ordering::Relaxed) & bit != 0
 }
 
 /// The owner, before it looks at the queue behind `bit`: clears the bit if set. Work queued
@@ -73,7 +88,7 @@ pub(super) fn loop_needed(core: &mut OnCore) -> bool {
     if bits == 0 {
         return false;
     }
-    if bits & (JOBS | INBOX) != 0 {
+    if bits & (JOBS | INBOX | LEAVE) != 0 {
         return true;
     }
     let now = cpu::counter();

@@ -6,7 +6,7 @@
 //! bare-metal files fit together.
 
 pub use beamcore_deque as deque;
-pub use beamcore_sched_policy::{balance, priority};
+pub use beamcore_sched_policy::{balance, placement, priority};
 pub use beamcore_trace_ring as trace_ring;
 
 #[cfg(target_os = "none")]
@@ -30,6 +30,8 @@ mod kill_model;
 #[cfg(target_os = "none")]
 mod mailbox;
 #[cfg(target_os = "none")]
+mod offline;
+#[cfg(target_os = "none")]
 mod percore;
 #[cfg(target_os = "none")]
 mod process;
@@ -39,6 +41,8 @@ mod runqueue;
 mod scheduler;
 #[cfg(target_os = "none")]
 mod settings;
+#[cfg(target_os = "none")]
+mod shared_queue;
 #[cfg(target_os = "none")]
 mod stats;
 #[cfg(target_os = "none")]
@@ -59,7 +63,7 @@ mod watchdog;
 #[cfg(target_os = "none")]
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
-    process_count, receive, receive_timeout, self_pid, send, spawn, spawn_with, yield_now,
+    process_count, receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
 };
 #[cfg(target_os = "none")]
 pub(crate) use attention::job_queued;
@@ -74,6 +78,12 @@ pub(crate) use ending::set_program_main;
 #[cfg(target_os = "none")]
 pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
 #[cfg(target_os = "none")]
+pub(crate) use offline::rejoin_scheduling;
+#[cfg(target_os = "none")]
+pub use offline::{
+    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline, timeouts_moved,
+};
+#[cfg(target_os = "none")]
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
     SpawnOptions, limit as process_limit,
@@ -87,7 +97,7 @@ pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]
 pub(crate) use settings::init_global;
 #[cfg(target_os = "none")]
-pub use settings::{balance_config, set_strategy};
+pub use settings::{balance_config, queue_mode, set_strategy, spawn_placement};
 #[cfg(target_os = "none")]
 pub use stats::{CoreStats, LATENCY_BUCKETS};
 #[cfg(target_os = "none")]
@@ -95,6 +105,7 @@ pub use steal::max_migrations_seen;
 #[cfg(target_os = "none")]
 pub use table::SPAWN_FRAME_RESERVE_BYTES;
 
+pub use placement::{QueueMode, SpawnPlacement};
 pub use priority::Priority;
 #[cfg(target_os = "none")]
 pub use watchdog::{arm_progress_watchdog, disarm_progress_watchdog};

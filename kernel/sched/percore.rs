@@ -77,6 +77,12 @@ pub(crate) struct CoreScheduler {
     local: UnsafeCell<CoreLocal>,
     /// Processes other cores made runnable here, for the owner to queue.
     pub(super) inbox: IrqSpinLock<VecDeque<u32>>,
+    /// Read and written under the inbox's lock: the core has left (or is leaving) and takes
+    /// nothing more in its inbox; a waker goes to another core (`wake::deliver`).
+    pub(super) inbox_closed: AtomicBool,
+    /// `receive_timeout` deadlines a leaving core handed to this one, merged by the owner when
+    /// it drains its inbox.
+    pub(super) adopted_timeouts: IrqSpinLock<alloc::vec::Vec<super::timeouts::Timeout>>,
     pub(super) inbox_len: AtomicUsize,
     pub(super) sleeping: AtomicBool,
     pub(super) queues: SharedQueues,
@@ -113,6 +119,8 @@ impl CoreScheduler {
             }),
             inbox: IrqSpinLock::new(VecDeque::new()),
             inbox_len: AtomicUsize::new(0),
+            inbox_closed: AtomicBool::new(false),
+            adopted_timeouts: IrqSpinLock::new(alloc::vec::Vec::new()),
             sleeping: AtomicBool::new(false),
             queues: SharedQueues::new(),
             attention: AtomicU32::new(0),

@@ -204,6 +204,8 @@ pub enum SpawnError {
     NoSuchCore(usize),
     /// `max_processes` processes are alive (bootarg; at most [`MAX_PROCESSES`]).
     TableFull,
+    /// The options name a core that is offline (`sched::take_offline`).
+    CoreOffline(usize),
 }
 
 impl fmt::Display for SpawnError {
@@ -211,6 +213,7 @@ impl fmt::Display for SpawnError {
         match self {
             SpawnError::OutOfMemory(error) => write!(f, "spawn: {error}"),
             SpawnError::NoSuchCore(core) => write!(f, "spawn: no online core {core}"),
+            SpawnError::CoreOffline(core) => write!(f, "spawn: core {core} is offline"),
             SpawnError::TableFull => {
                 write!(f, "spawn: process limit reached ({} processes alive; bootarg max_processes)", limit())
             }

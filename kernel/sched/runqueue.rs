@@ -8,6 +8,13 @@
 //! everything at normal, costs one bit test, not a look at every level), each process's
 //! "movable" flag cached at spawn and migration, and no length computed before a take (the take
 //! itself says "empty").
+//!
+//! With `queues=shared` a core makes no deques (`queues` stays `None`): movable processes go to
+//! the machine's one shared queue (`shared_queue.rs`) instead, the private queues stay per core,
+//! and the run-next slot is not used. The mode costs the per-core mode nothing on its fast
+//! paths: a push already branches on `queues` being there, and a take reaches the shared
+//! queue only from `take_next_slow`, where the fast path falls through whenever `queues` is
+//! `None`. Only `push_woken` pays one extra test of `queues`.
 
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +24,8 @@ use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::idle::{SLEEPERS, wake_a_thief};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
 use super::process::{self, Affinity, Process};
-use super::settings::balance;
+use super::settings::{balance, shared_queues};
+use super::shared_queue;
 use super::stats::{CoreStats, bump};
 
 /// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
@@ -143,14 +151,18 @@ impl RunQueues {
         }
     }
 
-    /// Makes the queues and publishes their thieves' ends. The owning core, once.
+    /// Makes the queues and publishes their thieves' ends. The owning core, once. With
+    /// `queues=shared` there are no deques (nothing to steal): only the private queues.
     pub(super) fn init(&mut self, shared: &SharedQueues) {
-        let queues = [(); LEVELS].map(|()| WorkQueue::new(DEQUE_CAPACITY).expect("power-of-two run-queue capacity"));
-        shared.stealers.call_once(|| [0, 1, 2].map(|level| queues[level].stealer()));
-        self.queues = Some(queues);
         for private in &mut self.private {
             private.reserve(64);
         }
+        if shared_queues() {
+            return;
+        }
+        let queues = [(); LEVELS].map(|()| WorkQueue::new(DEQUE_CAPACITY).expect("power-of-two run-queue capacity"));
+        shared.stealers.call_once(|| [0, 1, 2].map(|level| queues[level].stealer()));
+        self.queues = Some(queues);
     }
 
     /// Queues a runnable process at the back of its level.
@@ -165,6 +177,11 @@ impl RunQueues {
     /// any, goes to the back of its level (as Go's `runnext` does).
     #[inline]
     pub(super) fn push_woken(&mut self, shared: &SharedQueues, slot: u32) {
+        if self.queues.is_none() {
+            // `queues=shared`: no run-next slot (its process would run ahead of the shared
+            // queue's higher levels); the woken process waits in the shared queue like any other.
+            return self.push(shared, slot);
+        }
         let priority = process::slot(slot).priority();
         shared.count(priority, 1);
         let level = priority.level() as u8;
@@ -186,7 +203,10 @@ impl RunQueues {
         // ORDERING: Relaxed: the flag is written by whoever owns the process (as we do now),
         // before the queue or inbox that handed it to us.
         if process.movable.load(Ordering::Relaxed) {
-            let queues = self.queues.as_ref().expect("run queues exist once the core schedules");
+            let Some(queues) = self.queues.as_ref() else {
+                // `queues=shared` (a core schedules only after `init`).
+                return push_shared(slot, priority);
+            };
             // Never refused: a full deque spills to the overflow queue (Placement says which).
             let _placement = queues[level].push(u64::from(slot));
             if !SLEEPERS.is_empty() {
@@ -281,6 +301,9 @@ impl RunQueues {
     #[cold]
     #[inline(never)]
     fn take_next_slow(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
+        if self.queues.is_none() {
+            return self.take_next_shared(shared, stats);
+        }
         // Levels found with items that could not be taken this pass (see `Take::GaveUp`).
         let mut skip = 0u8;
         loop {
@@ -338,6 +361,53 @@ impl RunQueues {
         Some(slot)
     }
 
+    /// `take_next` with `queues=shared`: the highest level that holds a process here (private
+    /// queue) or in the shared queue, alternating between the two within a level as
+    /// `take_from_queues` does, the low-priority rule applied as everywhere.
+    #[cold]
+    #[inline(never)]
+    fn take_next_shared(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
+        loop {
+            let levels = self.occupied | shared_queue::occupied_levels();
+            if levels == 0 {
+                return None;
+            }
+            let level = levels.trailing_zeros() as usize;
+            let private_first = self.private_turn & (1 << level) != 0;
+            self.private_turn ^= 1 << level;
+            let private = &mut self.private[level];
+            let (slot, from_private) = if private_first {
+                match private.pop_front() {
+                    Some(slot) => (Some(slot), true),
+                    None => (shared_queue::take(level), false),
+                }
+            } else {
+                match shared_queue::take(level) {
+                    Some(slot) => (Some(slot), false),
+                    None => (private.pop_front(), true),
+                }
+            };
+            if private.is_empty() {
+                self.occupied &= !(1 << level);
+            }
+            let Some(slot) = slot else { continue };
+            let process = process::slot(slot);
+            if from_private {
+                // Counted as runnable here when queued.
+                shared.count(process.priority(), -1);
+            } else {
+                adopt(process, stats);
+            }
+            if process.priority() == Priority::Low && !self.low_may_run(shared, slot) {
+                continue;
+            }
+            if from_private {
+                bump(&stats.local_pops);
+            }
+            return Some(slot);
+        }
+    }
+
     /// Whether `level`'s queues (not the "run next" slot) look empty.
     fn level_is_empty(&self, level: usize) -> bool {
         self.private[level].is_empty() && self.queues.as_ref().is_none_or(|q| q[level].is_empty())
@@ -366,6 +436,42 @@ impl RunQueues {
     }
 }
 
+impl RunQueues {
+    /// Takes any process queued here, whatever its level, binding or low-priority passes, and
+    /// counts it as no longer queued: for a leaving core, which hands every one to another core.
+    /// `None` once every queue is empty (thieves may take some meanwhile: each item is taken
+    /// once, by one of us). Nobody else pushes here (the owner is the only pusher, and its
+    /// inbox is closed), so the loop ends.
+    pub(super) fn take_any(&mut self, shared: &SharedQueues) -> Option<u32> {
+        let slot = self.take_any_uncounted()?;
+        shared.count(process::slot(slot).priority(), -1);
+        Some(slot)
+    }
+
+    fn take_any_uncounted(&mut self) -> Option<u32> {
+        if self.run_next != NONE {
+            self.run_next_streak = 0;
+            return Some(core::mem::replace(&mut self.run_next, NONE));
+        }
+        for level in 0..LEVELS {
+            if let Some(slot) = self.private[level].pop_front() {
+                return Some(slot);
+            }
+            let Some(queues) = self.queues.as_ref() else { continue };
+            loop {
+                match queues[level].take_oldest() {
+                    Steal::Success(item) => return Some(item as u32),
+                    Steal::Empty => break,
+                    // A thief took the top item, or a store-exclusive failed: look again.
+                    Steal::Retry => {}
+                }
+            }
+        }
+        self.occupied = 0;
+        None
+    }
+}
+
 /// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
 /// thief (spilled items are moved back into the deque first). After `TAKE_OLDEST_ATTEMPTS`
 /// retries in a row it gives up for this pass: the item is still in the queue (a failed CAS
@@ -385,9 +491,40 @@ fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Take {
     Take::GaveUp
 }
 
+/// `queues=shared`: queues a movable process in the machine's shared queue, which this core's
+/// runnable counts do not cover (`push` counted it here: that is undone). Out of line, so the
+/// per-core mode's push carries none of it.
+#[cold]
+#[inline(never)]
+fn push_shared(slot: u32, priority: Priority) {
+    super::percore::scheduler(crate::arch::cpu::core_id()).queues.count(priority, -1);
+    shared_queue::push(slot, priority.level() as usize);
+}
+
+/// A process this core took from the shared queue (`queues=shared`) runs here now: its core
+/// changes (so a wake from this core finds it local), and a change of core counts as a
+/// migration in the per-core counters. Its migration count, the balancer's budget, stays: no
+/// balancer moves processes in this mode, and every core is equally far from the queue.
+fn adopt(process: &Process, stats: &CoreStats) {
+    let me = crate::arch::cpu::core_id();
+    // ORDERING: Relaxed: the shared queue's lock handed the process over.
+    let before = process.core.swap(me, Ordering::Relaxed);
+    if before != me {
+        // ORDERING: Relaxed: counts other cores add to as well.
+        stats.migrated_in.fetch_add(1, Ordering::Relaxed);
+        super::percore::scheduler(before).stats.migrated_out.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// May the balancer move this process? Cached in `Process::movable` by whoever changes what
-/// it depends on (its priority and binding at spawn, its migration count when it moves).
+/// it depends on (its priority and binding at spawn, its migration count when it moves). With
+/// `queues=shared` "movable" means "may wait in the shared queue": every process not bound to
+/// a core (`max_migrations` and `protect_max` are rules of stealing, which that mode does not
+/// do).
 pub(super) fn movable(process: &Process) -> bool {
+    if shared_queues() {
+        return process.affinity() == Affinity::Free;
+    }
     let (config, _) = balance();
     may_migrate(
         config,

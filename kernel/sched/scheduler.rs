@@ -24,17 +24,20 @@ use super::dispatch::run;
 use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
 use super::percore::{self, CoreLocal, OnCore};
 use super::settings;
-use super::settings::{search_ticks, slice_ticks};
+use super::settings::{search_ticks, shared_queues, slice_ticks};
+use super::shared_queue;
 use super::stats::add;
 use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
 use super::trace::{self, Event};
-use super::wake::drain_inbox;
+use super::wake::{drain_inbox, make_runnable};
+use super::{offline, process};
 use crate::arch::cpu;
 use crate::smp;
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
 pub(crate) fn init_core_scheduler() {
     percore::bind_this_core();
+    offline::join_at_boot(cpu::core_id());
     let mut core = OnCore::enter();
     let me = core.scheduler();
     me.inbox.lock().reserve(64);
@@ -59,6 +62,11 @@ pub(crate) fn run_loop() -> ! {
         // guard's end keeps them masked: the only windows are the ones opened below.)
         let _ = cpu::irq_save();
         let mut core = OnCore::enter();
+        if attention::is_set(&core, attention::LEAVE) {
+            // Between two turns: whatever ran last has ended its turn (`run`).
+            drop(offline::leave(core));
+            continue;
+        }
         attention::take(&core, attention::JOBS);
         if let Some(job) = smp::take_job() {
             // More may be queued: the bit stays until a look finds none.
@@ -82,6 +90,11 @@ pub(crate) fn run_loop() -> ! {
         if let Some(slot) = next {
             end_search(core.local());
             run(&mut core, slot);
+            continue;
+        }
+        if shared_queues() {
+            // Nothing to steal and no one to search: every core looks at the same queue.
+            sleep(core);
             continue;
         }
         match try_steal(&mut core) {
@@ -127,14 +140,21 @@ fn expire_timeouts(core: &mut OnCore) {
     let now = cpu::counter();
     while let Some(slot) = core.local().timeouts.expire_one(now) {
         trace::process_event(Event::Wake, core.id(), slot, core.id() as u32);
-        core.enqueue(slot);
+        // A deadline handed over by a core that left: the process goes where it belongs (its
+        // core's inbox, or the substitute of a core still offline), not necessarily here.
+        // ORDERING: Relaxed: this core made it `Runnable` and owns it now.
+        if process::slot(slot).core.load(Ordering::Relaxed) == core.id() {
+            core.enqueue(slot);
+        } else {
+            make_runnable(core, slot);
+        }
     }
     let any_left = !core.local().timeouts.is_empty();
     attention::set_own(core, attention::TIMEOUTS, any_left);
 }
 
-/// The core found work of its own (a job, a process): it stops counting as a searcher.
-fn end_search(local: &mut CoreLocal) {
+/// The core found work of its own (a job, a process), or leaves: it stops counting as a searcher.
+pub(super) fn end_search(local: &mut CoreLocal) {
     if local.searching {
         stop_searching(local);
     }
@@ -152,7 +172,7 @@ fn stop_searching(local: &mut CoreLocal) {
 /// search already. Returns when the search began this pause and when the pause ends, or
 /// `None` when the core should sleep now.
 fn search_a_little_longer(core: &mut OnCore) -> Option<(u64, u64)> {
-    let cores = smp::cores_online();
+    let cores = offline::active_cores();
     if cores < 2 {
         return None;
     }
@@ -194,7 +214,8 @@ fn sleep(mut core: OnCore) {
         // below: work pushed before this point is seen there, or the pusher (which reads
         // `SLEEPERS` after pushing) sees this core asleep and may wake it.
         SLEEPERS.insert(id, Ordering::SeqCst);
-        if steal_would_succeed(&mut core) {
+        let work_to_take = if shared_queues() { shared_queue::has_work() } else { steal_would_succeed(&mut core) };
+        if work_to_take {
             SLEEPERS.remove(id, Ordering::Relaxed);
             me.sleeping.store(false, Ordering::Relaxed);
             drop(core);

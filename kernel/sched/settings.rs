@@ -1,10 +1,12 @@
 //! The scheduler's settings, fixed at boot from the bootargs (`init_global`): slice length,
-//! reductions per slice, tracing, the balancer's rules and strategy, and the idle search's and
-//! push rebalancing's periods converted to counter ticks.
+//! reductions per slice, tracing, the balancer's rules and strategy, where runnable processes
+//! wait (`queues=`) and where new ones start (`placement=`), and the idle search's and push
+//! rebalancing's periods converted to counter ticks.
 
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use super::balance::{BalanceConfig, Strategy};
+use super::placement::{QueueMode, SpawnPlacement};
 use super::table;
 use crate::arch::cpu;
 
@@ -18,6 +20,11 @@ static TRACE: AtomicBool = AtomicBool::new(false);
 static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
 /// The victim strategy in force: the boot choice unless a program changed it since.
 static STRATEGY: AtomicU8 = AtomicU8::new(u8::MAX);
+/// `queues=shared`: one run queue for the machine (read where the modes part, never on the
+/// per-core mode's hot path: see `runqueue.rs`).
+static SHARED_QUEUES: AtomicBool = AtomicBool::new(false);
+/// `placement=` (an index into `SpawnPlacement::ALL`).
+static PLACEMENT: AtomicU8 = AtomicU8::new(0);
 
 /// How long an idle core keeps searching before it sleeps, and the longest pause between two of
 /// its steal rounds (the pauses grow exponentially from `SEARCH_PAUSE_MIN_NS`, with jitter).
@@ -44,8 +51,14 @@ pub(crate) fn init_global(
     balance: BalanceConfig,
     strategy: Strategy,
     trace_on: bool,
+    queues: QueueMode,
+    placement: SpawnPlacement,
 ) -> Result<(), crate::mm::heap::OutOfMemory> {
     TRACE.store(trace_on, Ordering::Relaxed);
+    SHARED_QUEUES.store(queues == QueueMode::Shared, Ordering::Relaxed);
+    PLACEMENT.store(placement as u8, Ordering::Relaxed);
+    // With one shared queue there is nothing to push from one core to another.
+    let balance = BalanceConfig { rebalance: balance.rebalance && queues == QueueMode::PerCore, ..balance };
     BALANCE.call_once(|| (balance, strategy));
     REBALANCE_PERIOD_TICKS.store(crate::time::us_to_ticks(REBALANCE_PERIOD_US), Ordering::Relaxed);
     let ns_to_ticks = |ns: u64| (ns.saturating_mul(cpu::counter_frequency()) / 1_000_000_000).max(1);
@@ -55,6 +68,21 @@ pub(crate) fn init_global(
     SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
     table::init_table()
+}
+
+/// Whether `queues=shared` is in force.
+pub(super) fn shared_queues() -> bool {
+    SHARED_QUEUES.load(Ordering::Relaxed)
+}
+
+/// The queue mode in force.
+pub fn queue_mode() -> QueueMode {
+    if shared_queues() { QueueMode::Shared } else { QueueMode::PerCore }
+}
+
+/// Where new free processes start.
+pub fn spawn_placement() -> SpawnPlacement {
+    SpawnPlacement::ALL[usize::from(PLACEMENT.load(Ordering::Relaxed))]
 }
 
 /// Whether `trace=on` asked for traces (each core then makes its buffer).

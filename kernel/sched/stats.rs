@@ -61,6 +61,10 @@ pub struct CoreStats {
     /// Times `take_oldest` gave up after `TAKE_OLDEST_ATTEMPTS` retries in a row, leaving the
     /// item in the deque for the next pass of the scheduler loop.
     pub take_oldest_gave_up: AtomicU64,
+    /// `queues=shared`: times this core took the shared run queue's lock (a push or a take),
+    /// and how many of those found it held by another core first (this core then spun).
+    pub queue_lock_acquisitions: AtomicU64,
+    pub queue_lock_contended: AtomicU64,
 }
 
 impl CoreStats {
@@ -90,6 +94,8 @@ impl CoreStats {
             stolen: AtomicU64::new(0),
             stealable_seen: AtomicU64::new(0),
             take_oldest_gave_up: AtomicU64::new(0),
+            queue_lock_acquisitions: AtomicU64::new(0),
+            queue_lock_contended: AtomicU64::new(0),
         }
     }
 }

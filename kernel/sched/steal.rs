@@ -9,6 +9,7 @@ use super::attention;
 use super::balance::CoreView;
 use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_ticks, check_victim, steal_count};
 use super::deque::Steal;
+use super::offline;
 use super::percore::{OnCore, scheduler};
 use super::process;
 use super::runqueue::movable;
@@ -85,11 +86,14 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
     let strategy = strategy();
     let stats = &core.scheduler().stats;
     let views = core_views(cores);
-    let victims = {
+    let mut victims = {
         let local = core.local();
         let effective = if strategy == Strategy::Adaptive { local.adaptive.current() } else { strategy };
         VictimPicker::pick(effective, thief, &views, &mut local.rng, config.retries as usize)
     };
+    // A core that left (or is leaving) is no victim: its queues are empty or being emptied by
+    // itself, and it may hold nothing anyone waits for.
+    victims.retain(|victim| offline::core_is_active(*victim));
     // The earliest moment a victim that refused only for its cooldown becomes available.
     let mut cooled_at: Option<u64> = None;
     for (attempt, &victim) in victims.iter().enumerate() {
@@ -194,8 +198,11 @@ pub(super) fn rebalance(core: &mut OnCore) {
     let (config, _) = *balance();
     core.local().last_rebalance = now;
     let views = core_views(cores);
-    let busiest = (0..cores).max_by_key(|&c| views[c].load).unwrap_or(0);
-    let idlest = (0..cores).min_by_key(|&c| views[c].load).unwrap_or(0);
+    // Only cores that schedule: an offline core is neither robbed nor given work (a push that
+    // races its leave is caught by its closed inbox and goes on, see `wake::deliver`).
+    let active = || (0..cores).filter(|&c| offline::core_is_active(c));
+    let busiest = active().max_by_key(|&c| views[c].load).unwrap_or(0);
+    let idlest = active().min_by_key(|&c| views[c].load).unwrap_or(0);
     let (high, low) = (views[busiest].load, views[idlest].load);
     if busiest == idlest || high <= config.rebalance_ratio * low.max(1) || high <= low + config.imbalance {
         return;
@@ -242,7 +249,7 @@ pub(super) fn steal_would_succeed(core: &mut OnCore) -> bool {
     let now = cpu::counter();
     let last_steal = &core.local().last_steal;
     (0..cores)
-        .filter(|&victim| victim != thief)
+        .filter(|&victim| victim != thief && offline::core_is_active(victim))
         .any(|victim| check_victim(&config, views[thief].load, &views[victim], now, last_steal[victim]).is_ok())
 }
 
@@ -250,7 +257,7 @@ pub(super) fn steal_would_succeed(core: &mut OnCore) -> bool {
 pub(super) fn work_elsewhere(thief: usize) -> bool {
     let min_steal = balance().0.min_steal;
     (0..smp::cores_online())
-        .filter(|&core| core != thief)
+        .filter(|&core| core != thief && offline::core_is_active(core))
         .any(|core| scheduler(core).queues.stealable_total() >= min_steal)
 }
 

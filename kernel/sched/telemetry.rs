@@ -5,7 +5,7 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::percore::scheduler;
-use super::settings::balance_config;
+use super::settings::{balance_config, queue_mode, spawn_placement};
 use super::stats::{CoreStats, LATENCY_BUCKETS};
 use super::steal::max_migrations_seen;
 use crate::mm::layout::MAX_CORES;
@@ -71,13 +71,19 @@ fn write_json(
 ) -> core::fmt::Result {
     let mut json = JsonObject::begin(out)?;
     json.string("workload", workload)?.uint("cores", cores as u64)?.string("strategy", strategy)?;
+    json.string("queues", queue_mode().name())?.string("placement", spawn_placement().name())?;
     json.uint("spawned", total(|s| &s.spawned))?.uint("completed", total(|s| &s.completed))?;
     json.uint("max_migrations_seen", u64::from(max_migrations_seen()))?;
     json.float("work_max_over_mean", max_over_mean)?;
+    let (moved, rebound) = super::offline::offline_moves();
+    json.uint("offline_moved", moved)?.uint("offline_rebound", rebound)?;
+    json.uint("offline_timeouts_moved", super::offline::timeouts_moved())?;
     extra(&mut json)?;
     json.array("per_core", cores, |core, e| {
         let s = &scheduler(core).stats;
         e.uint("core", core as u64)?
+            .uint("online", u64::from(super::offline::core_is_active(core)))?
+            .uint("offline_count", smp::core(core).offline_count())?
             .uint("work", works[core])?
             .uint("executed", read(&s.executed))?
             .uint("local_pops", read(&s.local_pops))?
@@ -95,6 +101,8 @@ fn write_json(
             .uint("rebalanced", read(&s.rebalanced))?
             .uint("take_oldest_retries", read(&s.take_oldest_retries))?
             .uint("take_oldest_gave_up", read(&s.take_oldest_gave_up))?
+            .uint("queue_lock_acquisitions", read(&s.queue_lock_acquisitions))?
+            .uint("queue_lock_contended", read(&s.queue_lock_contended))?
             .uint("preemptions", read(&s.preemptions))?
             .uint("asleep_us", time::ticks_to_us(read(&s.asleep_cycles)))?
             .uint("idle_with_work_us", time::ticks_to_us(read(&s.idle_with_work_ticks)))?;

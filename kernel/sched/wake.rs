@@ -1,6 +1,7 @@
 //! Making a process that was just marked `Runnable` reachable by its core's scheduler: straight
 //! into the run queue on its own core, else through that core's inbox (a locked queue the owner
-//! drains into its run queues) and a wake-up SGI when that core sleeps.
+//! drains into its run queues) and a wake-up SGI when that core sleeps. With `queues=shared` a
+//! process that may wait in the shared queue goes there from whichever core wakes it.
 //!
 //! Callers hold an [`OnCore`] from the moment the process's state says `Runnable` until it is
 //! queued: IRQs stay masked, so the wake is one step (see `mailbox::send`).
@@ -8,8 +9,10 @@
 use core::sync::atomic::Ordering;
 
 use super::attention;
+use super::offline;
 use super::percore::{OnCore, scheduler};
 use super::process;
+use super::settings::shared_queues;
 use super::trace::{self, Event};
 use crate::smp::{self, Sgi};
 
@@ -39,21 +42,73 @@ fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
         }
         return;
     }
-    let scheduler = scheduler(target);
-    {
-        let mut inbox = scheduler.inbox.lock();
-        // The inbox's reserve covers the common case; growing it may allocate, and a failure
-        // here would lose a process, so it is a kernel panic, not an error.
-        inbox.push_back(slot);
-        // ORDERING: SeqCst pairs with the sleeper's SeqCst store of `sleeping` and load of
-        // `inbox_len` (a Dekker pair): either it sees this item or we see it asleep.
-        scheduler.inbox_len.fetch_add(1, Ordering::SeqCst);
+    // ORDERING: Relaxed: the flag is the process's own, written by its owner (as for `core`).
+    if shared_queues() && process::slot(slot).movable.load(Ordering::Relaxed) {
+        // One queue for the machine: no inbox, the waker queues it (and wakes a sleeper).
+        core.enqueue(slot);
+        return;
+    }
+    deliver(core, slot, target);
+}
+
+/// Puts the process in `slot` (runnable, owned by the caller) into core `target`'s inbox and
+/// wakes that core if it sleeps. If `target` has closed its inbox (it has left, or is leaving:
+/// `offline::leave`), the process is retargeted to the next active core and tried there
+/// (queued here if that is this core). The closed flag is read under the inbox's lock, which the
+/// leaving core holds to set it and drain: a push lands before the drain, or sees it closed.
+#[inline(never)]
+pub(super) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
+    loop {
+        let scheduler = scheduler(target);
+        {
+            let mut inbox = scheduler.inbox.lock();
+            // ORDERING: Relaxed: written under this lock (`close_and_drain_inbox`).
+            if !scheduler.inbox_closed.load(Ordering::Relaxed) {
+                // The inbox's reserve covers the common case; growing it may allocate, and a
+                // failure here would lose a process, so it is a kernel panic, not an error.
+                inbox.push_back(slot);
+                // ORDERING: SeqCst pairs with the sleeper's SeqCst store of `sleeping` and load
+                // of `inbox_len` (a Dekker pair): either it sees this item or we see it asleep.
+                scheduler.inbox_len.fetch_add(1, Ordering::SeqCst);
+                break;
+            }
+        }
+        let gone = target;
+        target = offline::substitute(gone);
+        offline::retarget(slot, gone, target);
+        if target == core.id() {
+            core.enqueue(slot);
+            return;
+        }
     }
     attention::inbox_filled(target);
+    let scheduler = scheduler(target);
     // ORDERING: SeqCst: the other half of the Dekker pair above.
     if scheduler.sleeping.load(Ordering::SeqCst) {
         let _ = smp::send_sgi(target, Sgi::Wake);
     }
+}
+
+/// The leaving core closes its inbox (wakers go elsewhere from now on, see `deliver`) and
+/// queues what was in it, to be handed over with the rest of its queues.
+pub(super) fn close_and_drain_inbox(core: &mut OnCore) {
+    let me = core.scheduler();
+    let mut inbox = me.inbox.lock();
+    // ORDERING: Relaxed: read by wakers under this lock.
+    me.inbox_closed.store(true, Ordering::Relaxed);
+    while let Some(slot) = inbox.pop_front() {
+        // ORDERING: Relaxed: the lock orders the queue (see `drain_inbox`).
+        me.inbox_len.fetch_sub(1, Ordering::Relaxed);
+        core.enqueue(slot);
+    }
+}
+
+/// A core rejoining opens its inbox again.
+pub(super) fn open_inbox(core: &mut OnCore) {
+    let me = core.scheduler();
+    let _inbox = me.inbox.lock();
+    // ORDERING: Relaxed: read by wakers under this lock.
+    me.inbox_closed.store(false, Ordering::Relaxed);
 }
 
 /// Queues what other cores left in this core's inbox.
@@ -66,12 +121,33 @@ pub(super) fn drain_inbox(core: &mut OnCore) {
     if me.inbox_len.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let mut inbox = me.inbox.lock();
-    while let Some(slot) = inbox.pop_front() {
-        // ORDERING: Relaxed: the count is a hint (see above); the lock orders the queue.
-        me.inbox_len.fetch_sub(1, Ordering::Relaxed);
-        core.enqueue(slot);
+    {
+        let mut inbox = me.inbox.lock();
+        while let Some(slot) = inbox.pop_front() {
+            // ORDERING: Relaxed: the count is a hint (see above); the lock orders the queue.
+            me.inbox_len.fetch_sub(1, Ordering::Relaxed);
+            core.enqueue(slot);
+        }
     }
+    // Left in the count once the inbox is empty: deadlines handed over (or an item pushed just
+    // now, which costs a look at an empty list).
+    if me.inbox_len.load(Ordering::Relaxed) != 0 {
+        adopt_timeouts(core);
+    }
+}
+
+/// Merges the deadlines a leaving core handed over (`timeouts::hand_over`).
+#[cold]
+fn adopt_timeouts(core: &mut OnCore) {
+    let me = core.scheduler();
+    let adopted = core::mem::take(&mut *me.adopted_timeouts.lock());
+    if adopted.is_empty() {
+        return;
+    }
+    // ORDERING: Relaxed: a hint, as for the inbox's items.
+    me.inbox_len.fetch_sub(adopted.len(), Ordering::Relaxed);
+    core.local().timeouts.adopt(adopted);
+    attention::set_own(core, attention::TIMEOUTS, true);
 }
 
 /// Queues a newly spawned process (already `Runnable`) on `target`.

@@ -47,6 +47,18 @@ impl<T> IrqSpinLock<T> {
         IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq }
     }
 
+    /// Like [`lock`](Self::lock), and says whether the lock was held by someone else at the first
+    /// try (the caller then waited): how contended a lock is, for whoever counts it.
+    pub fn lock_noting_contention(&self) -> (IrqSpinLockGuard<'_, T>, bool) {
+        let irq = cpu::irq_save();
+        let (guard, contended) = match self.inner.try_lock() {
+            Some(guard) => (guard, false),
+            None => (self.inner.lock(), true),
+        };
+        self.owner.store(cpu::core_id(), Ordering::Relaxed);
+        (IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq }, contended)
+    }
+
     /// Like [`lock`](Self::lock), but gives up after `attempts` failed tries.
     pub fn try_lock_for(&self, attempts: usize) -> Option<IrqSpinLockGuard<'_, T>> {
         let irq = cpu::irq_save();

@@ -20,6 +20,7 @@ use core::fmt;
 use beamcore_limits::{MAX_CORES, MAX_PROCESSES};
 use beamcore_platform::MAX_BOOTARGS_BYTES;
 use beamcore_sched_policy::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAmount, Strategy};
+use beamcore_sched_policy::placement::{QueueMode, SpawnPlacement};
 
 /// Settings chosen at boot. `Default` gives the documented defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +56,12 @@ pub struct Config {
     pub max_processes: usize,
     /// Processes `workload=hold` keeps alive at once; 0: as many as memory allows.
     pub processes: usize,
+    /// `workload=offline`: times every core but 0 goes offline and comes back.
+    pub rounds: u32,
+    /// Where runnable processes wait: per-core deques (with stealing) or one shared queue.
+    pub queues: QueueMode,
+    /// On which core a new free process starts when its spawner names none.
+    pub placement: SpawnPlacement,
 }
 
 /// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
@@ -86,10 +93,13 @@ pub enum Workload {
     /// `processes` processes alive at once, each blocked in `receive`; then each is sent a
     /// message and must answer it and end.
     Hold,
+    /// fib and uts while a controller takes cores 1..N-1 offline and back `rounds` times,
+    /// with processes bound to those cores; every process must run exactly once.
+    Offline,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 11] = [
+    pub const ALL: [Workload; 12] = [
         Workload::Imbalanced,
         Workload::Fib,
         Workload::Ring,
@@ -101,6 +111,7 @@ impl Workload {
         Workload::Bounce,
         Workload::Grain,
         Workload::Hold,
+        Workload::Offline,
     ];
 
     pub fn name(self) -> &'static str {
@@ -125,6 +136,9 @@ impl Default for Config {
             grain_ms: 120,
             max_processes: MAX_PROCESSES,
             processes: DEFAULT_HOLD_PROCESSES,
+            rounds: 4,
+            queues: QueueMode::PerCore,
+            placement: SpawnPlacement::Local,
         }
     }
 }
@@ -137,7 +151,7 @@ impl fmt::Display for Config {
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
              cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={} grain_ns={} grain_ms={} \
-             max_processes={} processes={}",
+             max_processes={} processes={} rounds={} queues={} placement={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -158,7 +172,10 @@ impl fmt::Display for Config {
             self.grain_ns,
             self.grain_ms,
             self.max_processes,
-            self.processes
+            self.processes,
+            self.rounds,
+            self.queues,
+            self.placement
         )
     }
 }
@@ -292,7 +309,7 @@ const fn choice(key: &'static str, names: &'static [&'static str], apply: fn(&mu
 const ON_OFF: &[&str] = &["off", "on"];
 const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
 const WORKLOADS: &[&str] =
-    &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce", "grain", "hold"];
+    &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce", "grain", "hold", "offline"];
 
 const SETTINGS: &[Setting] = &[
     number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),
@@ -316,6 +333,9 @@ const SETTINGS: &[Setting] = &[
     number("grain_ms", 1, 10_000, |c, v| c.grain_ms = v as u32),
     number("max_processes", 1, MAX_PROCESSES as u64, |c, v| c.max_processes = v as usize),
     number("processes", 0, MAX_PROCESSES as u64, |c, v| c.processes = v as usize),
+    number("rounds", 1, 1_000, |c, v| c.rounds = v as u32),
+    choice("queues", QueueMode::NAMES, |c, i| c.queues = QueueMode::ALL[i]),
+    choice("placement", SpawnPlacement::NAMES, |c, i| c.placement = SpawnPlacement::ALL[i]),
 ];
 
 /// What `workload=hold` holds unless `processes=` says otherwise.
@@ -462,7 +482,7 @@ mod tests {
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
              imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s, grain_ns, grain_ms, \
-             max_processes, processes)"
+             max_processes, processes, rounds, queues, placement)"
         );
     }
 
@@ -491,7 +511,7 @@ mod tests {
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
                  workload=imbalanced trace=off soak_s=120 grain_ns=10000 grain_ms=120 max_processes={MAX_PROCESSES} \
-                 processes=10000"
+                 processes=10000 rounds=4 queues=percore placement=local"
             )
         );
     }
@@ -549,6 +569,29 @@ mod tests {
         assert_eq!(parsed.config, Config::default());
         assert_eq!(parsed.rejections[0].reason, RejectReason::OutOfRange { min: 100, max: 10_000_000 });
         assert_eq!(parsed.rejections[2].reason, RejectReason::OutOfRange { min: 1, max: 10_000 });
+    }
+
+    #[test]
+    fn queue_and_placement_settings_parse_and_bad_values_are_rejected() {
+        let parsed = parse("queues=shared placement=round_robin");
+        assert!(parsed.rejections.is_empty());
+        assert_eq!((parsed.config.queues, parsed.config.placement), (QueueMode::Shared, SpawnPlacement::RoundRobin));
+        let parsed = parse("queues=shared queues=percore placement=round_robin placement=local");
+        assert_eq!(parsed.config, Config::default(), "later words win");
+        let parsed = parse("queues=global placement=roundrobin queues= placement=Local");
+        assert_eq!(parsed.config, Config::default(), "bad values keep the defaults");
+        let rejected: Vec<String> = parsed.rejections.iter().map(|r| r.to_string()).collect();
+        assert_eq!(
+            rejected,
+            [
+                "bootargs: queues=global ignored: expected one of percore|shared",
+                "bootargs: placement=roundrobin ignored: expected one of local|round_robin",
+                "bootargs: queues= ignored: expected one of percore|shared",
+                "bootargs: placement=Local ignored: expected one of local|round_robin",
+            ]
+        );
+        assert_eq!(parsed.rejections[0].reason, RejectReason::NotOneOf(QueueMode::NAMES));
+        assert_eq!(parsed.rejections[1].reason, RejectReason::NotOneOf(SpawnPlacement::NAMES));
     }
 
     #[test]

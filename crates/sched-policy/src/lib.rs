@@ -12,6 +12,7 @@
 extern crate alloc;
 
 pub mod balance;
+pub mod placement;
 pub mod priority;
 
 pub use priority::Priority;

@@ -1,10 +1,13 @@
-//! PSCI (Arm DEN 0022) calls to the firmware: start a core, power the system off.
+//! PSCI (Arm DEN 0022) calls to the firmware: start a core, stop the calling core, ask whether a
+//! core is off, power the system off.
 
 use core::fmt;
 
 use crate::platform::PsciConduit;
 
+const CPU_OFF: u64 = 0x8400_0002;
 const CPU_ON_64: u64 = 0xC400_0003;
+const AFFINITY_INFO_64: u64 = 0xC400_0004;
 const SYSTEM_OFF: u64 = 0x8400_0008;
 
 /// A PSCI error return code.
@@ -23,6 +26,27 @@ pub enum PsciError {
 }
 
 impl PsciError {
+    /// The PSCI return code this error stands for.
+    pub fn code(self) -> i64 {
+        match self {
+            PsciError::NotSupported => -1,
+            PsciError::InvalidParameters => -2,
+            PsciError::Denied => -3,
+            PsciError::AlreadyOn => -4,
+            PsciError::OnPending => -5,
+            PsciError::InternalFailure => -6,
+            PsciError::NotPresent => -7,
+            PsciError::Disabled => -8,
+            PsciError::InvalidAddress => -9,
+            PsciError::Unknown(code) => code,
+        }
+    }
+
+    /// The error a PSCI return code stands for (a code that is not an error: `Unknown`).
+    pub fn from_return(code: i64) -> PsciError {
+        PsciError::from_code(code).err().unwrap_or(PsciError::Unknown(code))
+    }
+
     fn from_code(code: i64) -> Result<(), PsciError> {
         Err(match code {
             0 => return Ok(()),
@@ -82,6 +106,31 @@ fn call(conduit: PsciConduit, function: u64, arg1: u64, arg2: u64, arg3: u64) ->
 /// Starts the core `target_mpidr` at physical address `entry` (MMU off) with `context` in x0.
 pub fn cpu_on(conduit: PsciConduit, target_mpidr: u64, entry: u64, context: u64) -> Result<(), PsciError> {
     PsciError::from_code(call(conduit, CPU_ON_64, target_mpidr, entry, context))
+}
+
+/// Powers the calling core off (its caches and coherency are the firmware's to handle, PSCI
+/// 5.1.2); returns only if the firmware refuses, with why.
+pub fn cpu_off(conduit: PsciConduit) -> PsciError {
+    PsciError::from_code(call(conduit, CPU_OFF, 0, 0, 0)).err().unwrap_or(PsciError::Unknown(0))
+}
+
+/// What PSCI says of a core's power state (`AFFINITY_INFO` at level 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PowerState {
+    On,
+    Off,
+    OnPending,
+}
+
+/// The power state of the core `target_mpidr`: a core that called `CPU_OFF` is `Off` only once
+/// the firmware has taken it down, and only then may `CPU_ON` start it again.
+pub fn affinity_info(conduit: PsciConduit, target_mpidr: u64) -> Result<PowerState, PsciError> {
+    match call(conduit, AFFINITY_INFO_64, target_mpidr, 0, 0) {
+        0 => Ok(PowerState::On),
+        1 => Ok(PowerState::Off),
+        2 => Ok(PowerState::OnPending),
+        code => Err(PsciError::from_code(code).err().unwrap_or(PsciError::Unknown(code))),
+    }
 }
 
 /// Powers the machine off; returns only if the firmware refuses.

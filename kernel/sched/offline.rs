@@ -1,0 +1,406 @@
+//! Cores that leave scheduling at run time and come back: the API (`take_offline`,
+//! `bring_online`), the leaving core's last steps (every process it holds goes to an online
+//! core), and where work meant for a core that has left goes instead. docs/cores.md gives the
+//! protocol and the argument that no process is lost or run twice.
+//!
+//! ```text
+//!  caller: take_offline(n) ─ state Leaving, LEAVE bit, SGI ─▶ core n, at its loop's top:
+//!     out of ACTIVE ─▶ jobs closed, run ─▶ inbox closed, drained ─▶ queues emptied ─▶
+//!     each process to an online core's inbox (bound ones rebound) ─▶ timeouts handed over ─▶
+//!     timer and GIC off ─▶ state Offline ─▶ CPU_OFF / park
+//!  caller: bring_online(n) ─ state Joining, CPU_ON / release ─▶ core n: GIC, timer,
+//!     inbox open, into ACTIVE, state Online ─▶ its loop
+//! ```
+//!
+//! One transition at a time in the whole machine (`TRANSITION`): while a core leaves, no other
+//! core leaves or joins, so the cores it hands its work to stay online while it does.
+
+use core::fmt;
+use core::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+
+use super::attention;
+use super::percore::{self, OnCore};
+use super::process;
+use crate::arch::cpu;
+use crate::core_power::{self, PowerError};
+use crate::core_set::CoreSet;
+use crate::mm::layout::MAX_CORES;
+use crate::smp::{self, Sgi};
+use crate::time::Deadline;
+
+/// Cores that schedule: they accept new work (spawns, wakes, pushes), may be robbed and are
+/// looked at by the balancer. A leaving core removes itself before it empties its queues.
+pub(super) static ACTIVE: CoreSet = CoreSet::new();
+
+const ONLINE: u8 = 0;
+const LEAVING: u8 = 1;
+const OFFLINE: u8 = 2;
+const JOINING: u8 = 3;
+
+/// Each core's place in the transitions (`ONLINE` .. `JOINING`).
+static STATE: [AtomicU8; MAX_CORES] = [const { AtomicU8::new(ONLINE) }; MAX_CORES];
+/// The core in transition, or `NO_TRANSITION`.
+static TRANSITION: AtomicUsize = AtomicUsize::new(NO_TRANSITION);
+const NO_TRANSITION: usize = usize::MAX;
+/// The PSCI code a leaving core got from `CPU_OFF` (0: none), for the caller's error.
+static REFUSED: [AtomicI64; MAX_CORES] = [const { AtomicI64::new(0) }; MAX_CORES];
+/// Processes moved off leaving cores, and how many of them were bound there (and rebound).
+static MOVED: AtomicU64 = AtomicU64::new(0);
+static REBOUND: AtomicU64 = AtomicU64::new(0);
+/// `receive_timeout` deadlines handed over by leaving cores.
+static TIMEOUTS_MOVED: AtomicU64 = AtomicU64::new(0);
+
+/// How long `bring_online` waits for the firmware to report the core off, then for the core to
+/// come back.
+const POWER_WAIT_US: u64 = 2_000_000;
+
+/// Why a core could not be taken offline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OfflineError {
+    /// No core has this id (ids run from 0 to `smp::cores_online() - 1`).
+    NoSuchCore(usize),
+    /// Core 0 runs the boot-time duties (push rebalancing, the watchdog's tick) and stays.
+    BootCore,
+    /// It is the only core still scheduling.
+    LastOnline(usize),
+    /// It is offline already.
+    AlreadyOffline(usize),
+    /// Another core is going offline or coming online right now; one at a time.
+    TransitionInProgress { core: usize },
+    /// The PSCI firmware refused `CPU_OFF`; the core went back to scheduling (what it held was
+    /// moved and stays moved).
+    PsciRefused { core: usize, error: PowerError },
+}
+
+impl fmt::Display for OfflineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OfflineError::NoSuchCore(core) => {
+                write!(f, "take_offline: no core {core} (cores are 0..{})", smp::cores_online())
+            }
+            OfflineError::BootCore => write!(f, "take_offline: core 0 cannot go offline"),
+            OfflineError::LastOnline(core) => write!(f, "take_offline: core {core} is the last online core"),
+            OfflineError::AlreadyOffline(core) => write!(f, "take_offline: core {core} is already offline"),
+            OfflineError::TransitionInProgress { core } => {
+                write!(f, "take_offline: core {core} is in transition; one core at a time")
+            }
+            OfflineError::PsciRefused { core, error } => {
+                write!(f, "take_offline: core {core}: CPU_OFF refused: {error}; the core is back online")
+            }
+        }
+    }
+}
+
+/// Why a core could not be brought back online.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnlineError {
+    /// No core has this id (ids run from 0 to `smp::cores_online() - 1`).
+    NoSuchCore(usize),
+    /// It is online already.
+    AlreadyOnline(usize),
+    /// Another core (or this one) is in transition right now; one at a time.
+    TransitionInProgress { core: usize },
+    /// The firmware still reports the core powered on after its `CPU_OFF`.
+    StillPoweredOn(usize),
+    /// The PSCI firmware refused `CPU_ON` (or `AFFINITY_INFO`); the core stays offline.
+    PsciRefused { core: usize, error: PowerError },
+    /// The core was started but did not come back within the wait; it may still.
+    DidNotStart(usize),
+}
+
+impl fmt::Display for OnlineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OnlineError::NoSuchCore(core) => {
+                write!(f, "bring_online: no core {core} (cores are 0..{})", smp::cores_online())
+            }
+            OnlineError::AlreadyOnline(core) => write!(f, "bring_online: core {core} is already online"),
+            OnlineError::TransitionInProgress { core } => {
+                write!(f, "bring_online: core {core} is in transition; one core at a time")
+            }
+            OnlineError::StillPoweredOn(core) => {
+                write!(f, "bring_online: core {core} still powered on {} ms after it left", POWER_WAIT_US / 1000)
+            }
+            OnlineError::PsciRefused { core, error } => write!(f, "bring_online: core {core}: CPU_ON refused: {error}"),
+            OnlineError::DidNotStart(core) => {
+                write!(f, "bring_online: core {core} did not come back within {} ms", POWER_WAIT_US / 1000)
+            }
+        }
+    }
+}
+
+/// Is `core` scheduling now (online, not leaving)?
+pub fn core_is_active(core: usize) -> bool {
+    core < MAX_CORES && ACTIVE.contains(core)
+}
+
+/// Cores scheduling now.
+pub fn active_cores() -> usize {
+    ACTIVE.load().len()
+}
+
+/// Processes moved off cores that went offline, and how many of those were bound there.
+pub fn offline_moves() -> (u64, u64) {
+    // ORDERING: Relaxed: figures for the report.
+    (MOVED.load(Ordering::Relaxed), REBOUND.load(Ordering::Relaxed))
+}
+
+/// `receive_timeout` deadlines leaving cores handed to online ones.
+pub fn timeouts_moved() -> u64 {
+    // ORDERING: Relaxed: a figure for the report.
+    TIMEOUTS_MOVED.load(Ordering::Relaxed)
+}
+
+/// Holds the machine's one transition; released when dropped.
+struct Transition;
+
+impl Transition {
+    fn begin(core: usize) -> Result<Transition, usize> {
+        // ORDERING: AcqRel: the winner sees the previous transition's end (its state stores)
+        // and publishes its own start; losers learn which core is in transition.
+        TRANSITION.compare_exchange(NO_TRANSITION, core, Ordering::AcqRel, Ordering::Acquire).map(|_| Transition)
+    }
+}
+
+impl Drop for Transition {
+    fn drop(&mut self) {
+        // ORDERING: Release: the next transition sees this one's state stores.
+        TRANSITION.store(NO_TRANSITION, Ordering::Release);
+    }
+}
+
+fn state(core: usize) -> u8 {
+    // ORDERING: Acquire, paired with the Release stores of the core in transition: seeing
+    // `OFFLINE` means its work has been handed over; seeing `ONLINE` again, that it rejoined.
+    STATE[core].load(Ordering::Acquire)
+}
+
+/// Waits for `done`, giving the core up between looks when called from a process (the leaving
+/// core may be the caller's own: it leaves once the caller's turn ends), spinning politely
+/// otherwise. Returns false if `deadline` passes first.
+fn wait_for(mut done: impl FnMut() -> bool, deadline: Option<Deadline>) -> bool {
+    while !done() {
+        if deadline.is_some_and(|d| d.expired()) {
+            return false;
+        }
+        if super::api::self_pid().is_some() {
+            super::api::yield_now();
+        } else {
+            cpu::relax();
+        }
+    }
+    true
+}
+
+/// Takes `core` out of scheduling and stops it: every process queued there, in its inbox or
+/// waiting on its timeouts goes to the online cores (processes bound to it are rebound there,
+/// for good; docs/cores.md says why), then the core powers off (PSCI `CPU_OFF`) or parks
+/// (Raspberry Pi 4). Returns once it is off. A process may call it for its own core: it is
+/// moved like the others once its turn ends.
+pub fn take_offline(core: usize) -> Result<(), OfflineError> {
+    if core >= smp::cores_online() {
+        return Err(OfflineError::NoSuchCore(core));
+    }
+    let active = ACTIVE.load();
+    if active.len() == 1 && active.contains(core) {
+        return Err(OfflineError::LastOnline(core));
+    }
+    if core == 0 {
+        return Err(OfflineError::BootCore);
+    }
+    let transition = Transition::begin(core).map_err(|busy| OfflineError::TransitionInProgress { core: busy })?;
+    match state(core) {
+        ONLINE => {}
+        OFFLINE => return Err(OfflineError::AlreadyOffline(core)),
+        _ => return Err(OfflineError::TransitionInProgress { core }),
+    }
+    REFUSED[core].store(0, Ordering::Relaxed);
+    // ORDERING: Release: the leaving core (Acquire in `leave`) sees the request's state.
+    STATE[core].store(LEAVING, Ordering::Release);
+    attention::leave_requested(core);
+    let _ = smp::send_sgi(core, Sgi::Wake);
+    // Bounded by one slice: the tick ends whatever runs there, and the loop then leaves.
+    wait_for(|| state(core) != LEAVING, None);
+    if state(core) == ONLINE {
+        // ORDERING: Relaxed: written before the core's Release store of `ONLINE`, read after
+        // our Acquire load of it.
+        let code = REFUSED[core].load(Ordering::Relaxed);
+        let error = PowerError::Psci(crate::arch::psci::PsciError::from_return(code));
+        return Err(OfflineError::PsciRefused { core, error });
+    }
+    smp::note_offline(core);
+    // Until the firmware has it off, `CPU_ON` would be refused: wait here (bounded), so the
+    // caller may bring it back at once. `bring_online` checks again anyway.
+    let deadline = Deadline::after_us(POWER_WAIT_US);
+    wait_for(|| core_power::is_powered_down(core).unwrap_or(true), Some(deadline));
+    drop(transition);
+    Ok(())
+}
+
+/// Starts an offline `core` again and waits until it schedules.
+pub fn bring_online(core: usize) -> Result<(), OnlineError> {
+    if core >= smp::cores_online() {
+        return Err(OnlineError::NoSuchCore(core));
+    }
+    let _transition = Transition::begin(core).map_err(|busy| OnlineError::TransitionInProgress { core: busy })?;
+    match state(core) {
+        OFFLINE => {}
+        ONLINE => return Err(OnlineError::AlreadyOnline(core)),
+        _ => return Err(OnlineError::TransitionInProgress { core }),
+    }
+    let deadline = Deadline::after_us(POWER_WAIT_US);
+    let mut powered_down = Ok(false);
+    wait_for(
+        || {
+            powered_down = core_power::is_powered_down(core);
+            !matches!(powered_down, Ok(false))
+        },
+        Some(deadline),
+    );
+    match powered_down {
+        Ok(true) => {}
+        Ok(false) => return Err(OnlineError::StillPoweredOn(core)),
+        Err(error) => return Err(OnlineError::PsciRefused { core, error }),
+    }
+    // ORDERING: Relaxed: the core reads nothing through it; `TRANSITION` orders our stores.
+    STATE[core].store(JOINING, Ordering::Relaxed);
+    if let Err(error) = core_power::power_up(core) {
+        STATE[core].store(OFFLINE, Ordering::Relaxed);
+        return Err(OnlineError::PsciRefused { core, error });
+    }
+    if !wait_for(|| state(core) == ONLINE, Some(Deadline::after_us(POWER_WAIT_US))) {
+        return Err(OnlineError::DidNotStart(core));
+    }
+    Ok(())
+}
+
+/// The calling core, at its loop's top with nothing running, asked to leave (the `LEAVE` bit):
+/// hands over everything it holds and stops. Returns (with a fresh guard) only if it comes back
+/// without a restart: released from its park, or refused by the firmware.
+pub(super) fn leave(mut core: OnCore) -> OnCore {
+    let me = core.id();
+    attention::take(&core, attention::LEAVE);
+    debug_assert!(core.local().current.is_none(), "core {me} leaves between processes");
+    // 1. No new work is sent here from now on: placement, thieves, the balancer and the
+    //    wake-up of sleepers look at ACTIVE. (Work already on its way is caught below.)
+    // ORDERING: SeqCst, as every change of ACTIVE: a core that reads ACTIVE after this sees
+    // the core gone; one that read it before reaches the inbox, closed below under its lock.
+    ACTIVE.remove(me, Ordering::SeqCst);
+    super::scheduler::end_search(core.local());
+    // 2. Jobs queued before the close run now, as the loop would have run them (IRQs open).
+    let jobs = smp::close_jobs();
+    attention::take(&core, attention::JOBS);
+    if !jobs.is_empty() {
+        drop(core);
+        cpu::irq_enable();
+        for job in jobs {
+            job();
+        }
+        let _ = cpu::irq_save();
+        core = OnCore::enter();
+    }
+    // 3. The inbox closes: a waker that takes its lock after this goes to another core (see
+    //    `wake::deliver`); what is in it joins the run queues here, to go with the rest.
+    attention::take(&core, attention::INBOX);
+    super::wake::close_and_drain_inbox(&mut core);
+    // 4. Everything queued here goes, round robin over the active cores.
+    let mut targets = ActiveRoundRobin::after(me);
+    let mut moved = 0u64;
+    loop {
+        let next = {
+            let shared = &core.scheduler().queues;
+            core.local().queues.take_any(shared)
+        };
+        let Some(slot) = next else { break };
+        let target = targets.next();
+        retarget(slot, me, target);
+        super::wake::deliver(&mut core, slot, target);
+        moved += 1;
+    }
+    MOVED.fetch_add(moved, Ordering::Relaxed);
+    // 5. Pending deadlines go to one online core, which checks them from now on.
+    let timeouts = core.local().timeouts.take_all();
+    if !timeouts.is_empty() {
+        TIMEOUTS_MOVED.fetch_add(timeouts.len() as u64, Ordering::Relaxed);
+        super::timeouts::hand_over(timeouts, targets.next());
+    }
+    attention::set_own(&core, attention::TIMEOUTS, false);
+    // 6. Stop: no interrupt, no tick, nothing runs here until the core rejoins.
+    smp::stop_this_core_for_offline();
+    drop(core);
+    let _ = cpu::irq_save();
+    // ORDERING: Release: the caller (Acquire in `state`) sees everything above done.
+    STATE[me].store(OFFLINE, Ordering::Release);
+    if let Err(PowerError::Psci(error)) = core_power::power_down_this_core() {
+        REFUSED[me].store(error.code(), Ordering::Relaxed);
+    }
+    // Released from its park, or the firmware refused: rejoin where we are.
+    if let Err(error) = smp::rejoin_this_core(me) {
+        panic!("core {me}: cannot rejoin: {error}");
+    }
+    rejoin_scheduling();
+    let _ = cpu::irq_save();
+    OnCore::enter()
+}
+
+/// A core coming back (after its restart through PSCI, or on leaving its park): its TPIDR_EL1,
+/// its inbox open again, back in ACTIVE, state `ONLINE`. Its run queues, statistics and trace
+/// buffer are kept from before (the queues are empty: everything went at the leave).
+pub(crate) fn rejoin_scheduling() {
+    percore::bind_this_core();
+    let me = cpu::core_id();
+    {
+        let mut core = OnCore::enter();
+        super::wake::open_inbox(&mut core);
+        let local = core.local();
+        local.searching = false;
+        local.search_rounds = 0;
+    }
+    // ORDERING: SeqCst, as every change of ACTIVE (see `leave`).
+    ACTIVE.insert(me, Ordering::SeqCst);
+    // ORDERING: Release: the caller of `bring_online` sees the core ready.
+    STATE[me].store(ONLINE, Ordering::Release);
+}
+
+/// Every core once, at boot: it schedules.
+pub(super) fn join_at_boot(core: usize) {
+    // ORDERING: SeqCst, as every change of ACTIVE.
+    ACTIVE.insert(core, Ordering::SeqCst);
+}
+
+/// The process in `slot`, moved off `from` (leaving or gone), is `to`'s from now on: its core,
+/// and its binding if it was bound to `from` (counted). The caller owns the process (it took it
+/// from a queue, or made it `Runnable` under its lock).
+pub(super) fn retarget(slot: u32, from: usize, to: usize) {
+    let process = process::slot(slot);
+    // ORDERING: Relaxed: the process's placement, handed over with the process by the inbox
+    // (lock) it goes into next.
+    process.core.store(to, Ordering::Relaxed);
+    if process.bound_core.load(Ordering::Relaxed) == from {
+        process.bound_core.store(to, Ordering::Relaxed);
+        REBOUND.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Where work meant for `core`, which no longer schedules, goes instead: the next active core
+/// after it (core 0 always is).
+pub(super) fn substitute(core: usize) -> usize {
+    let cores = smp::cores_online().max(1);
+    (1..=cores).map(|step| (core + step) % cores).find(|&c| core_is_active(c)).unwrap_or(0)
+}
+
+/// The active cores, one after another, starting after a given core.
+struct ActiveRoundRobin {
+    last: usize,
+}
+
+impl ActiveRoundRobin {
+    fn after(core: usize) -> ActiveRoundRobin {
+        ActiveRoundRobin { last: core }
+    }
+
+    fn next(&mut self) -> usize {
+        self.last = substitute(self.last);
+        self.last
+    }
+}
