@@ -32,6 +32,10 @@ else
 $(error unknown BOARD=$(BOARD); known: virt, rpi4)
 endif
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
+# The pure crates (crates/): no_std libraries the kernel depends on, tested on the host.
+PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-limits beamcore-platform \
+               beamcore-sched-policy beamcore-trace-ring
+PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))
 SETUP_STAMP := target/.setup-done
 # The Python that has matplotlib, for the charting tools (scripts/mpl-python.sh says why it may
 # not be `python3`). Recursive: looked up when a recipe runs, after setup has installed it.
@@ -48,7 +52,7 @@ help:
 	@echo "                 BOARD=rpi4: on QEMU raspi4b (4 cores) with a device tree carrying ARGS"
 	@echo "make rpi4        target/rpi4/kernel8.img + config.txt for a Raspberry Pi 4's SD card"
 	@echo "make test        host tests + in-QEMU suite (TEST=name filter, CONFIG=config filter)"
-	@echo "make test-host   unit, property and model tests of the pure modules on the host"
+	@echo "make test-host   unit, property and model tests of the pure crates (crates/) and the kernel's host tests"
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
@@ -113,7 +117,9 @@ debug: kernel
 test: test-host test-qemu test-deque-barrier test-deque-stxr-failure
 
 test-host: $(SETUP_STAMP)
-	@echo "==> test-host: pure modules on $(HOST_TARGET)"
+	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests"
+	cargo test $(PURE_CRATE_ARGS) --target $(HOST_TARGET)
+	@echo "==> test-host: the kernel library's own host tests (layout, translation tables, README example)"
 	cargo test --lib --target $(HOST_TARGET)
 	@echo "==> test-host: the host tools (trace, plot, bench figures, symbol table)"
 	$(MPL_PYTHON) scripts/test_tools.py
@@ -121,8 +127,9 @@ test-host: $(SETUP_STAMP)
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
 	$(MAKE) --no-print-directory test-sim
-	@echo "==> test-host: loom model checks: deque, kill against slot reuse, trace ring (release, --cfg loom)"
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::deque sched::kill_model sched::trace_ring
+	@echo "==> test-host: loom model checks: deque, trace ring, kill against slot reuse (release, --cfg loom)"
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::kill_model
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"
@@ -216,6 +223,8 @@ fmt:
 clippy:
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --lib --profile test --target $(HOST_TARGET) -- -D warnings
+	cargo clippy $(PURE_CRATE_ARGS) --all-targets --target $(HOST_TARGET) -- -D warnings
+	cargo clippy $(PURE_CRATE_ARGS) --lib -- -D warnings
 	cargo clippy -p beamcore-host-bench --all-targets --target $(HOST_TARGET) -- -D warnings
 	cargo clippy --all-targets --features board-rpi4 --target-dir target/rpi4-build/qemu -- -D warnings
 	cargo clippy --lib --bins --no-default-features --features board-rpi4 --target-dir target/rpi4-build/board -- -D warnings

@@ -168,8 +168,8 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     ) {
         panic!("scheduler: {error}");
     }
-    sched::init_this_core();
-    if let Err(error) = smp::init_this_core(0) {
+    sched::init_core_scheduler();
+    if let Err(error) = smp::bring_core_online(0) {
         panic!("boot core: {error}");
     }
     cpu::irq_enable();
@@ -252,8 +252,8 @@ pub(crate) unsafe fn secondary_core(core_id: usize, _entry_el: u8) -> ! {
         cpu::irq_enable();
         sched::run_loop()
     }
-    sched::init_this_core();
-    if let Err(error) = smp::init_this_core(core_id) {
+    sched::init_core_scheduler();
+    if let Err(error) = smp::bring_core_online(core_id) {
         panic!("core {core_id}: {error}");
     }
     cpu::irq_enable();

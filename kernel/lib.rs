@@ -16,10 +16,10 @@
 extern crate alloc;
 
 pub mod config;
-pub mod core_set;
+pub use beamcore_core_set as core_set;
 pub mod debug;
 pub mod mm;
-pub mod platform;
+pub use beamcore_platform as platform;
 pub mod report;
 pub mod sched;
 

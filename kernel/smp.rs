@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  boot core: start_secondaries ──PSCI CPU_ON / spin table──▶ core n: _secondary_start
-//!                    ◀────────────── CORES[n].online ─────────  init_this_core, idle_loop
+//!                    ◀────────────── CORES[n].online ─────────  bring_core_online, idle_loop
 //!  any core:  run_on(n, job) ─push─▶ CORES[n].jobs ─SGI Wake─▶ core n wakes from WFI, runs job
 //! ```
 //!
@@ -95,7 +95,7 @@ impl PerCore {
     }
 
     pub fn is_online(&self) -> bool {
-        // ORDERING: Acquire, paired with the Release store of `online` in `init_this_core`:
+        // ORDERING: Acquire, paired with the Release store of `online` in `bring_core_online`:
         // who sees the core online sees its GIC registration and mpidr.
         self.online.load(Ordering::Acquire)
     }
@@ -129,7 +129,7 @@ impl PerCore {
 
     /// True once the core has come online at least once (a start after that is a return).
     pub fn was_online_before(&self) -> bool {
-        // ORDERING: Acquire, paired with the Release store in `init_this_core`.
+        // ORDERING: Acquire, paired with the Release store in `bring_core_online`.
         self.ever_online.load(Ordering::Acquire)
     }
 
@@ -180,7 +180,7 @@ pub fn core(id: usize) -> &'static PerCore {
 /// keeps its id and still counts here (ids stay dense); `core(id).is_online()` says whether it
 /// is up now, and `sched::core_is_active` whether it schedules.
 pub fn cores_online() -> usize {
-    // ORDERING: Acquire, paired with the Release `fetch_add` in `init_this_core`. All changes
+    // ORDERING: Acquire, paired with the Release `fetch_add` in `bring_core_online`. All changes
     // of the counter are read-modify-writes, so they form one release sequence: seeing n
     // synchronises with every core that counted itself, and their set-up is visible.
     CORES_ONLINE.load(Ordering::Acquire)
@@ -200,12 +200,12 @@ pub(crate) fn init_boot(gic: Gic, tick_period_ticks: u64) {
 
 /// Every core, once, with IRQs still masked: its interrupt interface and timer, then it is
 /// online. Prints the console contract's `core <id> online` line.
-pub(crate) fn init_this_core(id: usize) -> Result<(), GicError> {
+pub(crate) fn bring_core_online(id: usize) -> Result<(), GicError> {
     let mpidr = cpu::mpidr();
     let me = &CORES[id];
     me.mpidr.store(mpidr, Ordering::Relaxed);
     let gic = gic();
-    gic.init_this_core(id, mpidr)?;
+    gic.init_core_interface(id, mpidr)?;
     gic.enable_private(timer::TIMER_INTID);
     timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
     crate::println!("core {id} online el={} mpidr={mpidr:#x}", cpu::current_el());
@@ -230,7 +230,7 @@ pub(crate) fn rejoin_this_core(id: usize) -> Result<(), GicError> {
     let me = &CORES[id];
     let mpidr = cpu::mpidr();
     let gic = gic();
-    gic.init_this_core(id, mpidr)?;
+    gic.init_core_interface(id, mpidr)?;
     gic.enable_private(timer::TIMER_INTID);
     timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
     {
@@ -238,7 +238,7 @@ pub(crate) fn rejoin_this_core(id: usize) -> Result<(), GicError> {
         // ORDERING: Relaxed: read and written under the jobs lock.
         me.jobs_closed.store(false, Ordering::Relaxed);
     }
-    // ORDERING: Release, as in `init_this_core`: its GIC registration is visible to whoever
+    // ORDERING: Release, as in `bring_core_online`: its GIC registration is visible to whoever
     // sees it online and sends it SGIs.
     me.online.store(true, Ordering::Release);
     Ok(())

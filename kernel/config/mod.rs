@@ -2,6 +2,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod bootargs;
+pub use beamcore_bootargs as bootargs;
 
 pub use bootargs::{Config, RejectReason, Rejection, Workload, parse};

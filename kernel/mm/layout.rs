@@ -3,13 +3,8 @@
 //! The constants must agree with `linker.ld` (`__max_cores`, `__boot_stack_bytes`,
 //! `__guard_bytes`); `image()` reads the section boundaries the script defines.
 
-/// Most cores the kernel brings up; per-core arrays are sized by it (and `linker.ld`'s
-/// `__max_cores`, which a host test keeps equal). Cores a machine has beyond it stay off (`smp:`
-/// says so at boot). What each core costs in the image: a boot stack and its guard page (68 KiB,
-/// `.boot_stacks`, not loaded) and about 2 KiB of scheduler and shared state in `.data`, 12 bytes
-/// of it per other core (`last_steal`, `pings_from`). At 64: 4.25 MiB of boot stacks, 128 KiB of
-/// per-core state (README.md, "Cores and memory").
-pub const MAX_CORES: usize = 64;
+/// Most cores the kernel brings up (defined with the other limits the pure crates share).
+pub use beamcore_limits::MAX_CORES;
 /// Bytes of each core's boot (kernel) stack.
 pub const BOOT_STACK_BYTES: usize = 64 * 1024;
 /// The unmapped page below each stack, so an overflow faults instead of corrupting a neighbour.
@@ -32,8 +27,8 @@ pub const PAGE_BYTES: usize = 4096;
 /// Where the process region begins (level-1 entry 256 of the 39-bit, 3-level tables).
 pub const PROCESS_REGION_START: usize = 256 << 30;
 /// Most processes alive at once that the region has room for: each slot owns a stretch of
-/// `SLOT_STACK_STRIDE` for its stack and room for its control block.
-pub const MAX_PROCESSES: usize = 1 << 21;
+/// `SLOT_STACK_STRIDE` for its stack and room for its control block (the asserts below check it).
+pub use beamcore_limits::MAX_PROCESSES;
 /// The table of control blocks (room for `MAX_PROCESSES` of up to `CONTROL_BLOCKS_BYTES /
 /// MAX_PROCESSES` = 512 bytes each).
 pub const CONTROL_BLOCKS_VA: usize = PROCESS_REGION_START;

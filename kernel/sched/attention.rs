@@ -67,7 +67,7 @@ pub(super) fn take(core: &OnCore, bit: u32) {
 pub(super) fn set_own(core: &OnCore, bit: u32, on: bool) {
     let attention = &core.scheduler().attention;
     // ORDERING: Relaxed: only this core reads these bits, and it acts on the state behind
-    // them (its own `Local`), not on the bit.
+    // them (its own `CoreLocal`), not on the bit.
     if (attention.load(Ordering::Relaxed) & bit != 0) != on {
         if on {
             attention.fetch_or(bit, Ordering::Relaxed);

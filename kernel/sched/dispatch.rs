@@ -113,7 +113,7 @@ pub(super) fn switch_out(mut core: OnCore, pending: Pending) {
     let slot = local.current.expect("switch_out from a process");
     local.pending = pending;
     let scheduler_context: *const Context = &local.context;
-    // SAFETY: the running process on its own core, IRQs masked; its own `Local` is not
+    // SAFETY: the running process on its own core, IRQs masked; its own `ProcessLocal` is not
     // otherwise borrowed here.
     let process_context: *mut Context = unsafe { &mut process::slot(slot).local().context };
     // SAFETY: process side (SPSel 0), IRQs masked; `scheduler_context` is this core's, saved
@@ -214,7 +214,7 @@ pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
     let me = this_scheduler_checked()?;
     let irq = cpu::irq_save();
     let stack = me.current_unborrowed().and_then(|slot| {
-        // SAFETY: the process runs (or ran last) on this core, which owns its `Local`; IRQs
+        // SAFETY: the process runs (or ran last) on this core, which owns its `ProcessLocal`; IRQs
         // are masked and only a copy of its stack bounds is taken.
         unsafe { process::slot(slot).local().stack.as_ref() }.map(|s| s.mapped())
     });

@@ -48,7 +48,7 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
         return;
     }
     let process = process::slot(slot);
-    // SAFETY: the interrupted process runs on this core, which owns its `Local`; it is not
+    // SAFETY: the interrupted process runs on this core, which owns its `ProcessLocal`; it is not
     // running while its handler runs.
     let process_local = unsafe { process.local() };
     let stack = process_local.stack.as_mut().expect("a running process has a stack");
@@ -97,13 +97,13 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
         return false;
     }
     let mut core = OnCore::enter_from_fault();
-    // Read without borrowing `Local`: the process may have faulted in kernel code that holds
-    // its core's `Local` borrowed (see `OnCore::enter_from_fault`), and after a stack growth it
+    // Read without borrowing `CoreLocal`: the process may have faulted in kernel code that holds
+    // its core's `CoreLocal` borrowed (see `OnCore::enter_from_fault`), and after a stack growth it
     // goes on using it.
     let Some(slot) = core.scheduler().current_unborrowed() else { return false };
     let process = process::slot(slot);
     let far = syndrome.far as usize;
-    // SAFETY: the interrupted process runs on this core, which owns its `Local`; its stack is
+    // SAFETY: the interrupted process runs on this core, which owns its `ProcessLocal`; its stack is
     // not in use while its fault is handled.
     let stack = unsafe { process.local().stack.as_mut() };
     let mut out_of_memory = false;
@@ -150,7 +150,7 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
     let Some(slot) = local.current else { return };
     let turn_began_at = local.turn_heap_mark;
     let process = process::slot(slot);
-    // SAFETY: this process runs here and nothing else holds its `Local`; a copy is read.
+    // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a copy is read.
     let earlier_turns = unsafe { process.local().heap_net_bytes };
     let held = earlier_turns + heap::net_bytes_on(id) - turn_began_at;
     // ORDERING: Relaxed: the running process's own generation, set before it ran.

@@ -5,12 +5,9 @@
 //! too; the processes and the scheduler proper are bare-metal only. `scheduler.rs` says how the
 //! bare-metal files fit together.
 
-pub mod balance;
-pub mod deque;
-pub mod placement;
-pub mod priority;
-pub mod queue_wait;
-pub mod trace_ring;
+pub use beamcore_deque as deque;
+pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};
+pub use beamcore_trace_ring as trace_ring;
 
 #[cfg(target_os = "none")]
 mod api;
@@ -94,7 +91,7 @@ pub use process::{
 #[cfg(target_os = "none")]
 pub use runqueue::RUN_NEXT_CAP;
 #[cfg(target_os = "none")]
-pub(crate) use scheduler::init_this_core;
+pub(crate) use scheduler::init_core_scheduler;
 #[cfg(target_os = "none")]
 pub(crate) use scheduler::run_loop;
 #[cfg(target_os = "none")]

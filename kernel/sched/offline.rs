@@ -362,7 +362,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
 /// its inbox open again, back in ACTIVE, state `ONLINE`. Its run queues, statistics and trace
 /// buffer are kept from before (the queues are empty: everything went at the leave).
 pub(crate) fn rejoin_scheduling() {
-    percore::init_this_core();
+    percore::bind_this_core();
     let me = cpu::core_id();
     {
         let mut core = OnCore::enter();

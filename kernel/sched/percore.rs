@@ -1,16 +1,16 @@
 //! Each core's scheduler state, and the one way to reach the owner-only part of it: [`OnCore`],
-//! a guard that masks IRQs while it lives and hands out the calling core's [`Local`].
+//! a guard that masks IRQs while it lives and hands out the calling core's [`CoreLocal`].
 //!
-//! `Local` is touched only by its own core, with IRQs masked: by the scheduler loop, by the
+//! `CoreLocal` is touched only by its own core, with IRQs masked: by the scheduler loop, by the
 //! process it runs (inside the kernel's API, which takes an `OnCore`), and by the timer and
 //! fault handlers that interrupt that process. Everything other cores read or write (the
 //! inbox, the runnable counts, the thieves' ends of the queues, the statistics) lives beside
 //! it in [`CoreScheduler`], atomic or locked.
 //!
 //! Functions below an entry point (an API call, the loop, a handler) take `&mut OnCore` and
-//! borrow `Local` from it for as long as they need it; a call that needs the core again (to
+//! borrow `CoreLocal` from it for as long as they need it; a call that needs the core again (to
 //! queue a process, say) borrows the same guard again, so the borrow checker sees to it that
-//! no two `&mut Local` are ever alive at once. Only entry points make an `OnCore`; debug builds
+//! no two `&mut CoreLocal` are ever alive at once. Only entry points make an `OnCore`; debug builds
 //! check that no other is alive on the core then.
 
 use alloc::collections::VecDeque;
@@ -48,7 +48,7 @@ pub(crate) enum Pending {
 }
 
 /// What only the owning core touches (with IRQs masked, or from its running process).
-pub(super) struct Local {
+pub(super) struct CoreLocal {
     /// The scheduler loop's own context while a process runs.
     pub context: Context,
     pub current: Option<u32>,
@@ -74,7 +74,7 @@ pub(super) struct Local {
 /// One core's scheduler: its owner-only state and what other cores may touch.
 #[repr(C, align(64))]
 pub(crate) struct CoreScheduler {
-    local: UnsafeCell<Local>,
+    local: UnsafeCell<CoreLocal>,
     /// Processes other cores made runnable here, for the owner to queue.
     pub(super) inbox: IrqSpinLock<VecDeque<u32>>,
     /// Read and written under the inbox's lock: the core has left (or is leaving) and takes
@@ -101,7 +101,7 @@ unsafe impl Sync for CoreScheduler {}
 impl CoreScheduler {
     const fn new() -> Self {
         CoreScheduler {
-            local: UnsafeCell::new(Local {
+            local: UnsafeCell::new(CoreLocal {
                 context: Context::ZERO,
                 current: None,
                 pending: Pending::Nothing,
@@ -130,13 +130,13 @@ impl CoreScheduler {
         }
     }
 
-    /// The process running on this core, read without borrowing `Local`: for backtraces, which
+    /// The process running on this core, read without borrowing `CoreLocal`: for backtraces, which
     /// may be taken on the way down in the middle of scheduler code that holds it, and for a
     /// fault that interrupted such code. Call on the owning core with IRQs masked.
     pub(super) fn current_unborrowed(&self) -> Option<u32> {
         // SAFETY: a copy of one field read through the raw pointer, no reference made: on the
         // owning core with IRQs masked (caller) nothing else runs on the core meanwhile, and a
-        // `&mut Local` further up this core's stack is not in use during the read.
+        // `&mut CoreLocal` further up this core's stack is not in use during the read.
         unsafe { core::ptr::addr_of!((*self.local.get()).current).read() }
     }
 
@@ -148,18 +148,18 @@ impl CoreScheduler {
 
 static SCHEDULERS: [CoreScheduler; MAX_CORES] = [const { CoreScheduler::new() }; MAX_CORES];
 
-/// Core `core`'s scheduler (its shared parts; `Local` only through `OnCore`).
+/// Core `core`'s scheduler (its shared parts; `CoreLocal` only through `OnCore`).
 pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
     &SCHEDULERS[core]
 }
 
-/// The calling core's scheduler, through TPIDR_EL1 (set by `init_this_core`, before this core
+/// The calling core's scheduler, through TPIDR_EL1 (set by `bind_this_core`, before this core
 /// schedules or takes interrupts).
 #[inline(always)]
 fn this_scheduler() -> &'static CoreScheduler {
     let address = cpu::per_core();
     debug_assert!(address == &SCHEDULERS[cpu::core_id()] as *const CoreScheduler as usize, "TPIDR_EL1 not set");
-    // SAFETY: `init_this_core` stored the address of this core's entry of `SCHEDULERS` (a
+    // SAFETY: `bind_this_core` stored the address of this core's entry of `SCHEDULERS` (a
     // static) in TPIDR_EL1, and nothing else writes the register.
     unsafe { &*(address as *const CoreScheduler) }
 }
@@ -169,7 +169,7 @@ pub(super) fn this_scheduler_checked() -> Option<&'static CoreScheduler> {
     SCHEDULERS.get(cpu::core_id())
 }
 
-/// The calling core's scheduler, IRQs masked while it lives: the owner's access to `Local`.
+/// The calling core's scheduler, IRQs masked while it lives: the owner's access to `CoreLocal`.
 pub(super) struct OnCore {
     scheduler: &'static CoreScheduler,
     irq: IrqState,
@@ -200,8 +200,8 @@ impl OnCore {
     /// Like [`enter`](Self::enter), for a synchronous exception taken from a process, which may
     /// have been in the kernel holding an `OnCore` of its own (a fault in kernel code it called
     /// with IRQs masked: its stack growing, say). The handler must then not touch what that code
-    /// was using: it reads which process runs without borrowing `Local`
-    /// ([`CoreScheduler::current_unborrowed`]), and borrows `Local` only to end the process (its
+    /// was using: it reads which process runs without borrowing `CoreLocal`
+    /// ([`CoreScheduler::current_unborrowed`]), and borrows `CoreLocal` only to end the process (its
     /// code, and so its guard, never runs again).
     #[inline(always)]
     pub fn enter_from_fault() -> OnCore {
@@ -231,15 +231,15 @@ impl OnCore {
 
     /// The owner-only state, for as long as this guard is borrowed.
     #[inline(always)]
-    pub fn local(&mut self) -> &mut Local {
-        // SAFETY: the one place `Local` is reached. An `OnCore` exists only on the core it was
+    pub fn local(&mut self) -> &mut CoreLocal {
+        // SAFETY: the one place `CoreLocal` is reached. An `OnCore` exists only on the core it was
         // made on (it is neither `Send` nor `Sync`, and a process's switch consumes its guard),
         // with IRQs masked for its whole life, so no interrupt handler on this core runs in the
         // middle; only entry points make one and the code below them borrows it mutably, so
         // this `&mut` is the only one alive. Across the loop's switch to a process the process's
         // side makes its own (`lend`), and this one is not used until the switch returns; a
         // fault taken in kernel code that holds one reads which process runs without borrowing
-        // `Local` (`enter_from_fault`).
+        // `CoreLocal` (`enter_from_fault`).
         unsafe { &mut *self.scheduler.local.get() }
     }
 
@@ -308,6 +308,6 @@ impl Drop for OnCore {
 
 /// Points this core's TPIDR_EL1 at its scheduler; the first thing a core does for the
 /// scheduler, before any `OnCore`.
-pub(super) fn init_this_core() {
+pub(super) fn bind_this_core() {
     cpu::set_per_core(&SCHEDULERS[cpu::core_id()] as *const CoreScheduler as usize);
 }

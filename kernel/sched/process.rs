@@ -310,7 +310,7 @@ pub(crate) struct Shared {
 }
 
 /// What only the core running or scheduling the process touches.
-pub(crate) struct Local {
+pub(crate) struct ProcessLocal {
     pub context: Context,
     /// Set when the process was preempted: its full register state, saved on its own stack.
     pub preempted_frame: Option<NonNull<TrapFrame>>,
@@ -351,7 +351,7 @@ pub(crate) struct Process {
     pub generation_hint: AtomicU32,
     /// The next slot on the free list this one is on (under `FREE`'s lock).
     pub(super) free_next: AtomicU32,
-    pub local: UnsafeCell<Local>,
+    pub local: UnsafeCell<ProcessLocal>,
 }
 
 // SAFETY: `shared` is behind a lock; `local` is only touched by the core that currently owns
@@ -378,7 +378,7 @@ impl Process {
             kill_requested: AtomicBool::new(false),
             generation_hint: AtomicU32::new(0),
             free_next: AtomicU32::new(NO_SLOT),
-            local: UnsafeCell::new(Local {
+            local: UnsafeCell::new(ProcessLocal {
                 context: Context::ZERO,
                 preempted_frame: None,
                 entry: Entry::EMPTY,
@@ -406,7 +406,7 @@ impl Process {
     /// The caller is on the core that owns the process (see `Sync` above) with IRQs masked or
     /// in the process itself, and holds no other reference from this call.
     #[allow(clippy::mut_from_ref)]
-    pub unsafe fn local(&self) -> &mut Local {
+    pub unsafe fn local(&self) -> &mut ProcessLocal {
         // SAFETY: forwarded contract: exclusive access by the owning core.
         unsafe { &mut *self.local.get() }
     }

@@ -22,7 +22,7 @@ use super::attention;
 use super::balance::Rng;
 use super::dispatch::run;
 use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
-use super::percore::{self, Local, OnCore};
+use super::percore::{self, CoreLocal, OnCore};
 use super::settings;
 use super::settings::{search_ticks, shared_queues, slice_ticks};
 use super::shared_queue;
@@ -35,8 +35,8 @@ use crate::arch::cpu;
 use crate::smp;
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
-pub(crate) fn init_this_core() {
-    percore::init_this_core();
+pub(crate) fn init_core_scheduler() {
+    percore::bind_this_core();
     offline::join_at_boot(cpu::core_id());
     let mut core = OnCore::enter();
     let me = core.scheduler();
@@ -49,7 +49,7 @@ pub(crate) fn init_this_core() {
     if cpu::core_id() == 0 {
         attention::set_own(&core, attention::REBALANCE, true);
     }
-    if trace::init_this_core(settings::trace_requested()).is_err() {
+    if trace::init_core_ring(settings::trace_requested()).is_err() {
         crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
     }
 }
@@ -155,13 +155,13 @@ fn expire_timeouts(core: &mut OnCore) {
 }
 
 /// The core found work of its own (a job, a process), or leaves: it stops counting as a searcher.
-pub(super) fn end_search(local: &mut Local) {
+pub(super) fn end_search(local: &mut CoreLocal) {
     if local.searching {
         stop_searching(local);
     }
 }
 
-fn stop_searching(local: &mut Local) {
+fn stop_searching(local: &mut CoreLocal) {
     local.searching = false;
     // ORDERING: Relaxed: see `search_a_little_longer`.
     SEARCHING.fetch_sub(1, Ordering::Relaxed);

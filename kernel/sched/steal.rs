@@ -120,7 +120,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
                         cooled_at = Some(cooled_at.map_or(at, |t: u64| t.min(at)));
                         &stats.fail_cooldown
                     }
-                    Refusal::Unmovable => &stats.fail_migration_limit,
+                    Refusal::MigrationLimit => &stats.fail_migration_limit,
                     Refusal::NotAllowed => &stats.fail_not_allowed,
                 };
                 bump(counter);

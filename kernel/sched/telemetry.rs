@@ -33,7 +33,7 @@ pub fn print_report(
     let cores = smp::cores_online();
     let (_, strategy) = balance_config();
     println!(
-        "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  unmovable  not_allowed  lost  mig_in  mig_out  asleep_ms"
+        "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  mig_limit  not_allowed  lost  mig_in  mig_out  asleep_ms"
     );
     for core in 0..cores {
         let s = &scheduler(core).stats;

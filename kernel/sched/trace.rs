@@ -135,7 +135,7 @@ impl Record {
 }
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
-/// Each core's ring, made by that core in `init_this_core` (the `Once` publishes it to the
+/// Each core's ring, made by that core in `init_core_ring` (the `Once` publishes it to the
 /// dumping core with Release/Acquire inside `spin`).
 static RINGS: [spin::Once<Ring>; MAX_CORES] = [const { spin::Once::new() }; MAX_CORES];
 
@@ -147,7 +147,7 @@ pub fn enabled() -> bool {
 
 /// Each core, at start-up when `trace=on`: its buffer. Fails (tracing stays off for this
 /// core) if the heap cannot hold it.
-pub(crate) fn init_this_core(on: bool) -> Result<(), crate::mm::heap::OutOfMemory> {
+pub(crate) fn init_core_ring(on: bool) -> Result<(), crate::mm::heap::OutOfMemory> {
     if !on {
         return Ok(());
     }

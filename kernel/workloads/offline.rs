@@ -142,6 +142,8 @@ pub fn offline(rounds: u32) -> Outcome {
             detail = format!("bound workers: {why}");
         }
     }
+    // ORDERING: Acquire, paired with the controller's Release store of CONTROLLER_DONE: its
+    // last take_offline/bring_online is seen before this worker checks its count.
     while !CONTROLLER_DONE.load(Ordering::Acquire) {
         sched::yield_now();
     }

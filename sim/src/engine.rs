@@ -382,7 +382,7 @@ impl<'a> Sim<'a> {
                     phase: Phase::Loop,
                     at: 0,
                     generation: 0,
-                    // As `init_this_core`: a counter reading mixed with the core's number.
+                    // As the kernel's `sched::init_core_scheduler`: a counter reading mixed with the core's number.
                     rng: Rng::new(mix(cfg.seed, 1) ^ ((id as u64 + 1) << 32)),
                     window_rng: Rng::new(mix(cfg.seed, 2 + id as u64)),
                     adaptive: AdaptiveState::new(),
@@ -875,7 +875,7 @@ impl<'a> Sim<'a> {
                         round.cooled_at = Some(round.cooled_at.map_or(at, |t| t.min(at)));
                         stats.fail_cooldown += 1;
                     }
-                    Refusal::Unmovable => stats.fail_migration_limit += 1,
+                    Refusal::MigrationLimit => stats.fail_migration_limit += 1,
                     // The simulator's processes have no allowed-core sets, and `check_victim`
                     // judges loads, never a process's set.
                     Refusal::NotAllowed => unreachable!("check_victim never refuses for a core set"),

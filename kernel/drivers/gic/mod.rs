@@ -91,10 +91,10 @@ impl Gic {
     }
 
     /// Each core, once: its CPU interface (and redistributor), with SGIs enabled.
-    pub fn init_this_core(&self, core: usize, mpidr: u64) -> Result<(), GicError> {
+    pub fn init_core_interface(&self, core: usize, mpidr: u64) -> Result<(), GicError> {
         match self {
-            Gic::V2(gic) => gic.init_this_core(core),
-            Gic::V3(gic) => gic.init_this_core(core, mpidr),
+            Gic::V2(gic) => gic.init_core_interface(core),
+            Gic::V3(gic) => gic.init_core_interface(core, mpidr),
         }
     }
 
@@ -135,7 +135,7 @@ impl Gic {
     }
 
     /// Raises SGI `sgi` (0-15) on the core with logical id `target`, which must have run
-    /// [`Gic::init_this_core`].
+    /// [`Gic::init_core_interface`].
     pub fn send_sgi(&self, target: usize, sgi: u8) {
         debug_assert!(sgi < 16);
         match self {

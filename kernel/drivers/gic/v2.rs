@@ -93,7 +93,7 @@ impl GicV2 {
         d.ctlr.set(1);
     }
 
-    pub(super) fn init_this_core(&self, core: usize) -> Result<(), GicError> {
+    pub(super) fn init_core_interface(&self, core: usize) -> Result<(), GicError> {
         if core >= MAX_INTERFACES {
             return Err(GicError::TooManyCoresForGicV2 { core });
         }

@@ -147,12 +147,12 @@ impl GicV3 {
 
     fn this_core(&self) -> &'static RedistributorRegisters {
         let address = self.redistributor[crate::arch::cpu::core_id()].load(Ordering::Relaxed);
-        // SAFETY: set by `init_this_core` on this core to a redistributor frame found inside the
+        // SAFETY: set by `init_core_interface` on this core to a redistributor frame found inside the
         // mapped region.
         unsafe { &*(address as *const RedistributorRegisters) }
     }
 
-    pub(super) fn init_this_core(&self, core: usize, mpidr: u64) -> Result<(), GicError> {
+    pub(super) fn init_core_interface(&self, core: usize, mpidr: u64) -> Result<(), GicError> {
         let r = self.find_redistributor(mpidr).ok_or(GicError::NoRedistributor { mpidr })?;
         self.redistributor[core].store(r as *const _ as usize, Ordering::Relaxed);
         self.affinity[core].store(mpidr, Ordering::Relaxed);

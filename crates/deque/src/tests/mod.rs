@@ -1,9 +1,8 @@
 //! The deque's host tests: unit, property (proptest), stress (std threads), loom models (the
 //! host benchmark against crossbeam-deque is `host-bench/`, with criterion).
 //!
-//! Outside loom: `cargo test --lib --target x86_64-unknown-linux-gnu sched::deque`.
-//! Loom: `RUSTFLAGS="--cfg loom" cargo test --lib --release --target x86_64-unknown-linux-gnu
-//! sched::deque` (loom's atomics only work inside `loom::model`, so the other tests are off then).
+//! Outside loom: `cargo test` in crates/deque/. Loom: `RUSTFLAGS="--cfg loom" cargo test --release`
+//! there (loom's atomics only work inside `loom::model`, so the other tests are off then).
 
 #![forbid(unsafe_code)]
 

@@ -31,7 +31,7 @@ use super::shim::{Arc, AtomicUsize, Mutex, Ordering};
 /// Where a pushed item went.
 #[must_use]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Placement {
+pub enum PushedTo {
     /// Into the lock-free deque.
     Deque,
     /// Into the overflow queue: the deque was full, or earlier items were still spilled.
@@ -112,23 +112,23 @@ impl<A: DequeAtomics> WorkQueue<A> {
     }
 
     /// Pushes `item`; it is never lost and never refused.
-    pub fn push(&self, item: u64) -> Placement {
+    pub fn push(&self, item: u64) -> PushedTo {
         if self.overflow.len() != 0 {
             let mut items = self.overflow.items.lock();
             if !items.is_empty() {
                 // Spilled items are still waiting: queue behind them to keep the order.
                 items.push_back(item);
                 self.overflow.publish_len(&items);
-                return Placement::Overflow;
+                return PushedTo::Overflow;
             }
         }
         match self.deque.push(item) {
-            Ok(()) => Placement::Deque,
+            Ok(()) => PushedTo::Deque,
             Err(Full(item)) => {
                 let mut items = self.overflow.items.lock();
                 items.push_back(item);
                 self.overflow.publish_len(&items);
-                Placement::Overflow
+                PushedTo::Overflow
             }
         }
     }

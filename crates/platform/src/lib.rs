@@ -7,6 +7,7 @@
 //! dumped from QEMU (`tests/data/*.dtb`). The kernel copies everything it needs out of the
 //! tree at boot, so the tree's memory may be reused afterwards.
 
+#![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 pub mod atags;
@@ -16,7 +17,7 @@ use core::fmt;
 
 pub use fdt_parse::{FDT_MAGIC, from_device_tree, remove_nops};
 
-use crate::mm::layout::MAX_CORES;
+use beamcore_limits::MAX_CORES;
 
 /// Longest kernel command line kept; longer ones are cut (and said so, and a word cut in two is
 /// not applied: see [`BootargsCut`]).

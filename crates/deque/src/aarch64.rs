@@ -234,8 +234,9 @@ impl DequeAtomics for Aarch64Asm {
 mod inject {
     use core::sync::atomic::{AtomicU64, Ordering};
 
+    use beamcore_limits::MAX_CORES;
+
     use super::STORE_EXCLUSIVE_ATTEMPTS;
-    use crate::mm::layout::MAX_CORES;
 
     /// One compare-and-swap in this many, per core, has injected store failures.
     pub const INJECT_EVERY: u64 = 8;
@@ -255,7 +256,18 @@ mod inject {
     }; MAX_CORES];
 
     fn this_core() -> &'static PerCore {
-        &PER_CORE[crate::arch::cpu::core_id().min(MAX_CORES - 1)]
+        &PER_CORE[core_id().min(MAX_CORES - 1)]
+    }
+
+    /// The running core's logical id, which the kernel keeps in TPIDRRO_EL0 (its
+    /// `arch::aarch64::cpu::set_core_id`). Read here directly, not through the kernel, so the
+    /// deque needs nothing from the kernel; a core that never set it reads 0, which only merges
+    /// its counts with core 0's in a test's lower bound.
+    fn core_id() -> usize {
+        let id: u64;
+        // SAFETY: reading TPIDRRO_EL0 has no side effect and is allowed at EL1 and EL0.
+        unsafe { core::arch::asm!("mrs {}, tpidrro_el0", out(reg) id, options(nomem, nostack, preserves_flags)) };
+        id as usize
     }
 
     fn add(counter: &AtomicU64, amount: u64) {

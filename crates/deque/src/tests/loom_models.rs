@@ -3,7 +3,7 @@
 //! Each model asserts the deque's contract on every execution: no item is taken twice, none is
 //! lost (whatever is not taken concurrently is still there afterwards), and thieves never see
 //! an item that was not pushed. Run with
-//! `RUSTFLAGS="--cfg loom" cargo test --lib --release --target x86_64-unknown-linux-gnu sched::deque`.
+//! `RUSTFLAGS="--cfg loom" cargo test --release` in crates/deque/.
 
 use core::cell::Cell;
 use std::println;
@@ -13,7 +13,7 @@ use std::vec::Vec;
 
 use loom::thread;
 
-use crate::sched::deque::{CasFailure, DequeAtomics, Pop, Portable, Steal, Stealer, WorkQueue, Worker};
+use crate::{CasFailure, DequeAtomics, Pop, Portable, Steal, Stealer, WorkQueue, Worker};
 
 /// Runs `model` under loom with at most `preemption_bound` preemptions per execution (`None`:
 /// exhaustive; the `LOOM_MAX_PREEMPTIONS` environment variable overrides either), and prints

@@ -5,7 +5,7 @@ use std::vec::Vec;
 
 use proptest::prelude::*;
 
-use crate::sched::deque::{Full, Placement, Pop, Portable, Steal, WorkQueue, Worker};
+use crate::{Full, Pop, Portable, PushedTo, Steal, WorkQueue, Worker};
 
 #[derive(Clone, Copy, Debug)]
 enum Operation {
@@ -82,9 +82,9 @@ proptest! {
                 Operation::Push => {
                     // The deque takes it while nothing is spilled and it has room.
                     let expected = if queue.overflow_len() == 0 && inside.len() < capacity {
-                        Placement::Deque
+                        PushedTo::Deque
                     } else {
-                        Placement::Overflow
+                        PushedTo::Overflow
                     };
                     prop_assert_eq!(queue.push(next_item), expected, "step {}", step);
                     inside.insert(next_item);

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  idle thief ─▶ VictimPicker (strategy) ─▶ victim ─▶ check_victim (cooldown, empty,
-//!       ▲                                               threshold, unmovable) ─▶ steal
+//!       ▲                                               threshold, migration limit) ─▶ steal
 //!       └──── backoff_ticks (exponential, jittered, bounded) between the `retries` attempts
 //! ```
 

@@ -1,4 +1,4 @@
-//! The ring buffer behind scheduling traces ([`crate::sched::trace`]): one writer (the core the
+//! The ring buffer behind scheduling traces (the kernel's `sched::trace`): one writer (the core the
 //! ring belongs to) and any number of readers that may read while the writer still records
 //! (the end-of-run dump, or the watchdog's dump while every core is still running).
 //!
@@ -20,6 +20,11 @@
 //! Pure and generic over its atomics (`core`'s, or loom's under `cfg(loom)`), so the host tests
 //! and the loom model below check the same code the kernel runs. [`Publication`] lets the loom
 //! model build deliberately weakened rings and show that it catches them.
+
+#![cfg_attr(not(any(test, loom)), no_std)]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
 
 use alloc::boxed::Box;
 use alloc::collections::TryReserveError;
@@ -251,8 +256,7 @@ mod tests {
 
 #[cfg(all(test, loom))]
 mod loom_models {
-    //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release
-    //! --target x86_64-unknown-linux-gnu sched::trace_ring`
+    //! `RUSTFLAGS="--cfg loom" cargo test --release` in crates/trace-ring/.
     //!
     //! One writer records four entries into a ring of two (it laps the ring) while a reader snapshots it. On every
     //! execution loom allows, each kept entry must be the one recorded at its position. The same

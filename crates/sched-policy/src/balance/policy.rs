@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::sched::priority::Priority;
+use crate::priority::Priority;
 
 /// How many processes a successful steal takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,8 +120,9 @@ pub enum Refusal {
     BelowThreshold,
     /// Stolen from too recently.
     Cooldown,
-    /// It has runnable processes, but none that may move (bound, migration limit, protected).
-    Unmovable,
+    /// It has runnable processes, but a limit on migration holds every one where it is: bound to
+    /// its core, at its `max_migrations`, or a protected max-priority process.
+    MigrationLimit,
     /// The process taken may not run on the core it was to go to (its allowed cores leave that
     /// core out): handed back to the core it came from. Found only once the process is taken
     /// (a thief cannot see past the top of a victim's deque), so [`check_victim`] never
@@ -135,7 +136,7 @@ impl fmt::Display for Refusal {
             Refusal::Empty => "empty",
             Refusal::BelowThreshold => "below_threshold",
             Refusal::Cooldown => "cooldown",
-            Refusal::Unmovable => "migration_limit",
+            Refusal::MigrationLimit => "migration_limit",
             Refusal::NotAllowed => "not_allowed",
         })
     }
@@ -165,7 +166,7 @@ pub fn check_victim(
         return Err(Refusal::Empty);
     }
     if victim.stealable == 0 {
-        return Err(Refusal::Unmovable);
+        return Err(Refusal::MigrationLimit);
     }
     if victim.stealable < config.min_steal || victim.load <= thief_load.saturating_add(config.imbalance) {
         return Err(Refusal::BelowThreshold);
@@ -253,7 +254,7 @@ mod tests {
     fn thresholds_with_the_defaults() {
         let c = BalanceConfig::default();
         assert_eq!(check_victim(&c, 0, &view(0, 0, 0), 0, NEVER), Err(Refusal::Empty));
-        assert_eq!(check_victim(&c, 0, &view(10, 0, 5), 0, NEVER), Err(Refusal::Unmovable));
+        assert_eq!(check_victim(&c, 0, &view(10, 0, 5), 0, NEVER), Err(Refusal::MigrationLimit));
         assert_eq!(check_victim(&c, 0, &view(10, 1, 5), 0, NEVER), Err(Refusal::BelowThreshold), "min_steal 2");
         assert_eq!(check_victim(&c, 2, &view(4, 2, 2), 0, NEVER), Err(Refusal::BelowThreshold), "4 - 2 is not > 2");
         assert_eq!(check_victim(&c, 1, &view(4, 2, 2), 0, NEVER), Ok(()), "4 - 1 > 2");
@@ -307,7 +308,7 @@ mod tests {
     #[test]
     fn refusals_print_their_counter_names() {
         let shown: Vec<String> =
-            [Refusal::Empty, Refusal::BelowThreshold, Refusal::Cooldown, Refusal::Unmovable, Refusal::NotAllowed]
+            [Refusal::Empty, Refusal::BelowThreshold, Refusal::Cooldown, Refusal::MigrationLimit, Refusal::NotAllowed]
                 .iter()
                 .map(|r| r.to_string())
                 .collect();

@@ -31,16 +31,34 @@
 //! only on a rare lost reservation runs under test (`make test-deque-stxr-failure`); without the
 //! cfg the primitive holds no trace of it. `store_exclusive_injection` reports its counts.
 
+//! `unsafe` is denied here and allowed, by name, in the three modules that need it, each block
+//! with its `// SAFETY:` argument: [`aarch64`](Aarch64Asm) (the inline LDXR/STXR and DMB
+//! assembly), `shared` (the one raw-pointer read of a ring slot, so `chase_lev.rs` stays safe)
+//! and `boxed` (turning a `u64` item back into the `Box` it came from). Every other module is
+//! `#![forbid(unsafe_code)]`. The AArch64 primitive stays in this crate rather than in the
+//! kernel because it is half of the deque's [`DequeAtomics`] seam and the in-QEMU stress test
+//! (tests/29) checks it against the very algorithm here.
+
+#![cfg_attr(not(any(test, loom)), no_std)]
+#![deny(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+extern crate alloc;
+
+#[allow(unsafe_code)]
 mod boxed;
 mod chase_lev;
 mod outcome;
 mod overflow;
 mod portable;
 mod primitives;
+#[allow(unsafe_code)]
 mod shared;
 mod shim;
 
 #[cfg(target_arch = "aarch64")]
+#[allow(unsafe_code)]
 mod aarch64;
 
 #[cfg(test)]
@@ -49,7 +67,7 @@ mod tests;
 pub use boxed::{BoxStealer, BoxWorker};
 pub use chase_lev::{Stealer, Worker};
 pub use outcome::{CapacityError, Full, Pop, Steal};
-pub use overflow::{Placement, WorkQueue, WorkQueueStealer};
+pub use overflow::{PushedTo, WorkQueue, WorkQueueStealer};
 pub use portable::Portable;
 pub use primitives::{CasFailure, DequeAtomics};
 

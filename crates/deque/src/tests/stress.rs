@@ -11,7 +11,7 @@ use std::thread;
 use std::vec;
 use std::vec::Vec;
 
-use crate::sched::deque::{BoxWorker, Placement, Pop, Portable, Steal, WorkQueue, WorkQueueStealer, Worker};
+use crate::{BoxWorker, Pop, Portable, PushedTo, Steal, WorkQueue, WorkQueueStealer, Worker};
 
 const THIEVES: usize = 3;
 
@@ -189,7 +189,7 @@ fn stress_work_queue_spills_under_thieves_and_loses_nothing() {
     let mut spilled = 0u64;
     let mut item = 0u64;
     while item < 64 {
-        if queue.push(item) == Placement::Overflow {
+        if queue.push(item) == PushedTo::Overflow {
             spilled += 1;
         }
         item += 1;
@@ -204,7 +204,7 @@ fn stress_work_queue_spills_under_thieves_and_loses_nothing() {
             if item == WORK_QUEUE_ITEMS {
                 break;
             }
-            if queue.push(item) == Placement::Overflow {
+            if queue.push(item) == PushedTo::Overflow {
                 spilled += 1;
             }
             item += 1;

@@ -7,7 +7,7 @@
 
 use core::fmt;
 
-use crate::core_set::CoreMask;
+use beamcore_core_set::CoreMask;
 
 /// Why a new process has no core to start on (each a caller's mistake, reported by `spawn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

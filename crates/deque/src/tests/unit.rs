@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::vec::Vec;
 
-use crate::sched::deque::{
-    BoxWorker, CapacityError, CasFailure, Full, Placement, Pop, Portable, Steal, Stealer, WorkQueue, WorkQueueStealer,
+use crate::{
+    BoxWorker, CapacityError, CasFailure, Full, Pop, Portable, PushedTo, Steal, Stealer, WorkQueue, WorkQueueStealer,
     Worker,
 };
 
@@ -223,7 +223,7 @@ fn handles_carry_ownership_in_their_types() {
     assert_send::<WorkQueue>();
     assert_send_sync::<WorkQueueStealer>();
     assert_send::<BoxWorker<u8>>();
-    assert_send_sync::<crate::sched::deque::BoxStealer<std::cell::Cell<u8>>>();
+    assert_send_sync::<crate::BoxStealer<std::cell::Cell<u8>>>();
 
     // Compile-time "not Sync": the call below is ambiguous (and fails to build) if `Worker`
     // implements `Sync`, because then both impls apply.
@@ -244,7 +244,7 @@ fn work_queue_spills_past_capacity_and_returns_everything_once() {
     let total = 1_000u64;
     let mut spilled = 0;
     for item in 0..total {
-        if queue.push(item) == Placement::Overflow {
+        if queue.push(item) == PushedTo::Overflow {
             spilled += 1;
         }
     }
@@ -276,13 +276,13 @@ fn work_queue_keeps_spill_order_and_refills_the_deque() {
     assert_eq!(queue.pop(), Pop::Item(7));
     assert_eq!(queue.overflow_len(), 2, "8 and 9 still spilled");
     // A push while items are spilled queues behind them, not in the deque.
-    assert_eq!(queue.push(100), Placement::Overflow);
+    assert_eq!(queue.push(100), PushedTo::Overflow);
     // Refilled items are stealable lock-free, oldest first.
     assert_eq!(thief.steal(), Steal::Success(4));
     let rest: Vec<u64> = std::iter::from_fn(|| queue.pop().item()).collect();
     assert_eq!(rest, [6, 5, 100, 9, 8]);
     // Once the overflow is empty, pushes go back to the deque.
-    assert_eq!(queue.push(200), Placement::Deque);
+    assert_eq!(queue.push(200), PushedTo::Deque);
 }
 
 #[test]

@@ -12,11 +12,12 @@
 //!
 //! Pure: no kernel dependencies, host-tested against a simple model.
 
+#![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::mm::layout::MAX_CORES;
+pub use beamcore_limits::MAX_CORES;
 
 /// Bits per word.
 const WORD_BITS: usize = u64::BITS as usize;

@@ -10,7 +10,7 @@ use super::policy::CoreView;
 use super::rng::Rng;
 
 /// Most cores a picker handles: the kernel's `MAX_CORES`.
-pub const MAX_VICTIMS: usize = crate::mm::layout::MAX_CORES;
+pub const MAX_VICTIMS: usize = beamcore_limits::MAX_CORES;
 
 /// How a thief chooses victims (bootarg `strategy=`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

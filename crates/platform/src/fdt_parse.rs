@@ -342,10 +342,10 @@ fn read_cells(bytes: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::layout::MAX_CORES;
+    use beamcore_limits::MAX_CORES;
 
     fn blob(name: &str) -> Vec<u8> {
-        let path = format!("{}/tests/data/{name}.dtb", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/../../tests/data/{name}.dtb", env!("CARGO_MANIFEST_DIR"));
         std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
     }
 
@@ -472,9 +472,8 @@ mod tests {
         let p = from_device_tree(&raw, 0x4000_0000).unwrap();
         assert_eq!(p.bootargs.as_slice(), b"ticks=5 \xffogus");
         assert_eq!(p.bootargs_cut, BootargsCut::Whole);
-        let parsed = crate::config::parse(&p.bootargs, false);
-        assert_eq!(parsed.config.ticks, 5);
-        assert_eq!(parsed.rejections[0].to_string(), "bootargs: \\xffogus ignored: not valid UTF-8");
+        // What the parser makes of these very bytes: beamcore-bootargs's
+        // `bootargs_from_a_tree_that_are_not_utf8_keep_their_valid_words`.
     }
 
     #[test]

@@ -12,12 +12,15 @@
 //!
 //! Pure code: tested on the host.
 
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+
 use core::fmt;
 
-use crate::mm::layout::{MAX_CORES, MAX_PROCESSES};
-use crate::platform::MAX_BOOTARGS_BYTES;
-use crate::sched::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAmount, Strategy};
-use crate::sched::placement::{QueueMode, SpawnPlacement};
+use beamcore_limits::{MAX_CORES, MAX_PROCESSES};
+use beamcore_platform::MAX_BOOTARGS_BYTES;
+use beamcore_sched_policy::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAmount, Strategy};
+use beamcore_sched_policy::placement::{QueueMode, SpawnPlacement};
 
 /// Settings chosen at boot. `Default` gives the documented defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -360,7 +363,7 @@ impl fmt::Display for KnownKeys {
 
 /// Parses a command line (raw bytes, words separated by ASCII whitespace). Later words override
 /// earlier ones for the same key. `last_word_cut`: the line is the beginning of a longer one,
-/// cut inside its last word (see [`crate::platform::BootargsCut::InWord`]); that word is
+/// cut inside its last word (see [`beamcore_platform::BootargsCut::InWord`]); that word is
 /// rejected, not applied.
 pub fn parse(command_line: &[u8], last_word_cut: bool) -> Parsed<'_> {
     let mut parsed = Parsed { config: Config::default(), rejections: heapless::Vec::new() };
@@ -637,6 +640,15 @@ mod tests {
     }
 
     #[test]
+    fn bootargs_from_a_tree_that_are_not_utf8_keep_their_valid_words() {
+        // The bytes beamcore-platform reads from tests/data/virt-el2-smp4.dtb with one byte of
+        // "bogus" made invalid UTF-8 (its `bootargs_that_are_not_utf8_are_kept_as_bytes`).
+        let parsed = super::parse(b"ticks=5 \xffogus", false);
+        assert_eq!(parsed.config.ticks, 5);
+        assert_eq!(parsed.rejections[0].to_string(), "bootargs: \\xffogus ignored: not valid UTF-8");
+    }
+
+    #[test]
     fn the_limit_cuts_a_long_command_line_in_a_word_and_that_word_is_ignored() {
         // The way the kernel gets there: the platform keeps 512 bytes and says where it cut.
         let mut line = Vec::new();
@@ -646,10 +658,10 @@ mod tests {
         line.truncate(MAX_BOOTARGS_BYTES - "slice_us=100".len() - 1);
         line.extend_from_slice(b" slice_us=1000000 ticks=3");
         let mut kept = heapless::Vec::<u8, MAX_BOOTARGS_BYTES>::new();
-        let cut = crate::platform::copy_command_line(&mut kept, &line);
-        assert_eq!(cut, crate::platform::BootargsCut::InWord);
+        let cut = beamcore_platform::copy_command_line(&mut kept, &line);
+        assert_eq!(cut, beamcore_platform::BootargsCut::InWord);
         assert!(kept.ends_with(b" slice_us=100"));
-        let parsed = super::parse(&kept, cut == crate::platform::BootargsCut::InWord);
+        let parsed = super::parse(&kept, cut == beamcore_platform::BootargsCut::InWord);
         assert_eq!(parsed.config.slice_us, 1000, "the cut word must not apply as slice_us=100");
         assert_eq!(words(&parsed).last(), Some(&(&b"slice_us=100"[..], RejectReason::CutOff)));
     }
