@@ -125,9 +125,9 @@ pub fn self_pid() -> Option<Pid> {
 }
 
 /// Where the calling process runs and the core it is bound to (`None`: free, or limited to
-/// several cores), read together
-/// with IRQs masked, so no preemption (and no move or rebinding, which happen only while a
-/// process is queued) falls between the two. `None` outside a process.
+/// several cores), read together with IRQs masked, so no preemption (and no move or rebinding,
+/// which happen only while a process is queued) falls between the two. `None` outside a
+/// process.
 pub fn self_placement() -> Option<(usize, Option<usize>)> {
     let mut core = OnCore::enter();
     let slot = core.local().current?;

@@ -20,7 +20,6 @@ use crate::debug::backtrace::Backtrace;
 use crate::mm::heap;
 use crate::mm::stacks::GrowError;
 
-/// Timer tick (IRQ context): ends the running process's slice when it has had its time.
 /// Records this core's run-queue length in the trace (the periodic sample behind the trace's
 /// per-core counter tracks). The tick is each core's own, every `slice_us`, asleep or not.
 #[cold]
@@ -30,6 +29,8 @@ fn sample_queue_length() {
     trace::record(Event::Queue, id, 0, 0, runnable.min(u32::MAX as usize) as u32);
 }
 
+/// Timer tick (IRQ context): ends the running process's slice when it has had its time (and,
+/// while tracing, samples the run-queue length first).
 pub(crate) fn on_tick(frame: &mut TrapFrame) {
     super::watchdog::on_tick();
     if trace::enabled() {

@@ -108,7 +108,9 @@ pub struct CoreBits<const WORDS: usize> {
 ///
 /// # Examples
 ///
-/// ```ignore
+/// ```
+/// use beamcore_core_set::CoreMask;
+///
 /// let mask = CoreMask::of(&[1, 3, 6]); // not contiguous: any set will do
 /// assert!(mask.contains(3) && !mask.contains(2));
 /// assert_eq!(mask.intersection(CoreMask::first_cores(4)), CoreMask::of(&[1, 3]));
