@@ -105,10 +105,11 @@ pub struct SpawnOptions {
     /// 8 MiB). It starts with one page.
     pub stack_bytes: usize,
     /// The cores it may ever run on (all by default). Cores in the set that are not online
-    /// are ignored; a set with no online core is refused (`SpawnError::NoAllowedCore`).
+    /// are ignored; a set with no core that schedules is refused (`SpawnError::NoAllowedCore`).
     pub allowed: CoreMask,
-    /// The core to start on (it must be allowed): the spawning core when `None` if that is
-    /// allowed, else the lowest allowed core.
+    /// The core to start on (it must be allowed and scheduling). When `None`: the core
+    /// `placement=` picks (the spawning core by default) if allowed and scheduling, else the
+    /// lowest allowed core that schedules.
     pub core: Option<usize>,
 }
 
@@ -232,7 +233,7 @@ pub enum SpawnError {
     OutOfMemory(OutOfMemory),
     /// The options name a core that is not online.
     NoSuchCore(usize),
-    /// The allowed cores include no online core.
+    /// The allowed cores include no core that schedules (online and not taken offline).
     NoAllowedCore,
     /// The options name a core to start on that the allowed cores leave out.
     NotAllowed(usize),
@@ -258,7 +259,7 @@ impl fmt::Display for SpawnError {
         match self {
             SpawnError::OutOfMemory(error) => write!(f, "spawn: {error}"),
             SpawnError::NoSuchCore(core) => write!(f, "spawn: no online core {core}"),
-            SpawnError::NoAllowedCore => write!(f, "spawn: the allowed cores include no online core"),
+            SpawnError::NoAllowedCore => write!(f, "spawn: the allowed cores include no core that schedules"),
             SpawnError::NotAllowed(core) => write!(f, "spawn: core {core} is not among the allowed cores"),
             SpawnError::CoreOffline(core) => write!(f, "spawn: core {core} is offline"),
             SpawnError::TableFull => {

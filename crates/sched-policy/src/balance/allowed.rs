@@ -14,7 +14,7 @@ use beamcore_core_set::CoreMask;
 pub enum PlaceError {
     /// The options name a core that is not online.
     NoSuchCore(usize),
-    /// The allowed set holds no online core.
+    /// The allowed set holds no core that schedules.
     NoAllowedCore,
     /// The options name a core to start on that the allowed set leaves out.
     NotAllowed(usize),
@@ -26,7 +26,7 @@ impl fmt::Display for PlaceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PlaceError::NoSuchCore(core) => write!(f, "no online core {core}"),
-            PlaceError::NoAllowedCore => write!(f, "the allowed cores include no online core"),
+            PlaceError::NoAllowedCore => write!(f, "the allowed cores include no core that schedules"),
             PlaceError::NotAllowed(core) => write!(f, "core {core} is not among the allowed cores"),
             PlaceError::CoreOffline(core) => write!(f, "core {core} is offline"),
         }
