@@ -43,7 +43,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim
+.PHONY: help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -114,7 +114,7 @@ debug: kernel
 	@echo "==> debug: QEMU ($(BOARD)) and gdb-multiarch on $(RUN_ELF)"
 	python3 scripts/debug.py $(RUN_ELF) $(RUN_KERNEL)
 
-test: test-host test-qemu test-deque-barrier test-deque-stxr-failure
+test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests"
@@ -188,6 +188,10 @@ test-deque-barrier: $(SETUP_STAMP)
 # The deque's store-exclusive failure path (Pop::Retry, Steal::Retry) under load: the stress test
 # built with --cfg deque_inject_stxr_failure must pass and report injected failures
 # (scripts/deque-stxr-failure-check.sh).
+test-shared-wake: $(SETUP_STAMP)
+	@echo "==> test-shared-wake: queues=shared with the receive window widened, with and without the wait for saved registers"
+	scripts/shared-wake-check.sh
+
 test-deque-stxr-failure: $(SETUP_STAMP)
 	@echo "==> test-deque-stxr-failure: the stress test with injected store-exclusive failures"
 	scripts/deque-stxr-failure-check.sh

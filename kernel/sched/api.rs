@@ -219,6 +219,15 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
             attention::set_own(&core, attention::TIMEOUTS, true);
         }
     }
+    // A check build (`make test-shared-wake`) holds the process here, `Waiting` but its
+    // registers not yet saved, so that a waker on another core queues it inside that window.
+    #[cfg(sched_widen_block_window)]
+    {
+        let until = time::now_ticks().saturating_add(time::us_to_ticks(50));
+        while time::now_ticks() < until {
+            core::hint::spin_loop();
+        }
+    }
     switch_out(core, Pending::Block);
     process.shared.lock().mailbox.pop_front()
 }

@@ -43,6 +43,7 @@ pub(super) fn run(core: &mut OnCore, slot: u32) {
     // Back on the scheduler's stack: no process is running on this core now.
     let local = core.local();
     if let Some(ended) = local.current.take() {
+        process::slot(ended).registers_saved();
         let pending = mem::replace(&mut local.pending, Pending::Nothing);
         end_turn(core, ended, pending);
     }
@@ -71,6 +72,7 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     trace::process_event(Event::Run, id, slot, 0);
     let now = cpu::counter();
     record_wait(stats, now.wrapping_sub(process_local.queued_at));
+    process::slot(slot).registers_loaded();
     let local = core.local();
     local.current = Some(slot);
     local.pending = Pending::Nothing;
@@ -136,6 +138,7 @@ extern "C" fn next_turn_from_process() -> Next {
     let id = core.id();
     let local = core.local();
     let Some(ended) = local.current.take() else { return Next::LOOP };
+    process::slot(ended).registers_saved();
     // The usual ends of a turn (a yield, a receive that blocks) inline; the rest as the loop
     // does them.
     match local.pending {

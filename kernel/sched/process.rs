@@ -348,6 +348,14 @@ pub(crate) struct Process {
     /// it depends on: spawn, and each migration): its run queue is then the stealable one.
     pub movable: AtomicBool,
     pub kill_requested: AtomicBool,
+    /// Its registers are on a core: set when its turn begins, cleared (Release) by that core
+    /// once it has saved them at the end of the turn. With `queues=shared` a waker on another
+    /// core queues a process that blocked in `receive` as soon as it reads `Waiting`, which its
+    /// own core writes just before it saves the registers; the core that takes the process from
+    /// the shared queue waits for this flag (Acquire) before it touches the saved context or the
+    /// stack (`runqueue::adopt`). Per-core queues never need it: there a woken process goes
+    /// through its own core, which queues it only after the save.
+    pub registers_live: AtomicBool,
     /// The generation, readable without the lock (for traces; the lock's copy is the truth).
     pub generation_hint: AtomicU32,
     /// The next slot on the free list this one is on (under `FREE`'s lock).
@@ -361,6 +369,36 @@ pub(crate) struct Process {
 unsafe impl Sync for Process {}
 
 impl Process {
+    /// Its turn begins on this core: its registers are about to be live here.
+    #[inline(always)]
+    pub(super) fn registers_loaded(&self) {
+        // ORDERING: Relaxed: no other core acts on `true`; only the Release clear publishes.
+        self.registers_live.store(true, Ordering::Relaxed);
+    }
+
+    /// It has just given its core up and its registers are saved (in its context, or in the
+    /// frame on its stack when preempted): another core may now resume it.
+    #[inline(always)]
+    pub(super) fn registers_saved(&self) {
+        // ORDERING: Release, paired with the Acquire in `wait_registers_saved`: the saved
+        // registers (and all the process wrote on its last core) are visible to whoever sees
+        // false.
+        self.registers_live.store(false, Ordering::Release);
+    }
+
+    /// Waits until the core that last ran it has saved its registers (see `registers_live`):
+    /// a few dozen instructions at most, run by that core with IRQs masked.
+    pub(super) fn wait_registers_saved(&self) {
+        // The check that the shared-queue test catches a missing wait (`make test-shared-wake`).
+        #[cfg(sched_omit_register_wait)]
+        return;
+        // ORDERING: Acquire, paired with the Release in `registers_saved`.
+        #[allow(unreachable_code)]
+        while self.registers_live.load(Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+    }
+
     pub(super) const fn new() -> Process {
         Process {
             shared: IrqSpinLock::new(Shared {
@@ -377,6 +415,7 @@ impl Process {
             migrations: AtomicU32::new(0),
             movable: AtomicBool::new(false),
             kill_requested: AtomicBool::new(false),
+            registers_live: AtomicBool::new(false),
             generation_hint: AtomicU32::new(0),
             free_next: AtomicU32::new(NO_SLOT),
             local: UnsafeCell::new(ProcessLocal {

@@ -405,6 +405,10 @@ impl RunQueues {
                 // Counted as runnable here when queued.
                 shared.count(process.priority(), -1);
             } else {
+                // A waker may have queued it while its last core was still saving its
+                // registers (a `receive` that blocked): wait for them before anything reads
+                // its context or frees its stack.
+                process.wait_registers_saved();
                 adopt(process, stats);
             }
             if process.priority() == Priority::Low && !self.low_may_run(shared, slot) {

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Shows that the shared-queue test (tests/90_shared_queue.rs, `queues=shared`) catches a process
+# resumed before its registers were saved, and that the kernel does not do it. With
+# `queues=shared` a waker on another core queues a process that blocked in `receive` as soon as
+# it reads `Waiting`, which the process's own core writes just before it saves the registers;
+# the core that takes it from the shared queue must wait for them (`Process::registers_live`).
+# The window is a few dozen instructions, so both builds here widen it to 50 us
+# (`--cfg sched_widen_block_window`):
+#   1. with the wait: every run must pass;
+#   2. without it (`--cfg sched_omit_register_wait`): some run must fail, or the test could not
+#      catch the bug.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+attempts=${ATTEMPTS:-5}
+variants=("queues=shared" "queues=shared placement=round_robin")
+
+build() {
+    local dir=$1 flags=$2
+    # RUSTFLAGS replaces .cargo/config.toml's rustflags: the frame pointers backtraces walk are
+    # asked for again.
+    CARGO_TARGET_DIR="target/$dir" RUSTFLAGS="$flags -C force-frame-pointers=yes" \
+        cargo test --release --no-run --test 90_shared_queue 2>&1 | tail -1 >&2
+    ls -t "target/$dir"/aarch64-unknown-none/release/deps/90_shared_queue-* | grep -v '\.d$' | head -1
+}
+
+run() {
+    timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic -semihosting \
+        -icount shift=0,sleep=off -kernel "$1" -append "$2" 2>&1 || true
+}
+
+echo "shared-wake: building tests/90 with the receive window widened"
+kernel=$(build shared-wake "--cfg sched_widen_block_window")
+for variant in "${variants[@]}"; do
+    output=$(run "$kernel" "$variant")
+    if ! echo "$output" | grep -q "^test: shared queue: ok"; then
+        echo "$output" | tail -20
+        echo "shared-wake: FAILED with the wait in place ($variant)"
+        exit 1
+    fi
+    echo "shared-wake: with the wait: ok ($variant)"
+done
+
+echo "shared-wake: building it again without the wait for saved registers"
+kernel=$(build shared-wake-omit "--cfg sched_widen_block_window --cfg sched_omit_register_wait")
+for attempt in $(seq 1 "$attempts"); do
+    for variant in "${variants[@]}"; do
+        output=$(run "$kernel" "$variant")
+        if ! echo "$output" | grep -q "^test: shared queue: ok"; then
+            why=$(echo "$output" | grep -E "^test failed|PANIC|panic|ended: fault" | head -1)
+            echo "shared-wake: without the wait the test failed ($variant, attempt $attempt): $why"
+            exit 0
+        fi
+    done
+done
+echo "shared-wake: $attempts rounds without the wait and no run failed: the test did not show the bug"
+exit 1
