@@ -31,7 +31,7 @@ pub(super) fn run(core: &mut OnCore, slot: u32) {
         finish(core, slot, ExitReason::Killed);
         return;
     }
-    let next = begin_turn(core, slot, cpu::counter());
+    let next = begin_turn(core, slot);
     let scheduler_context: *mut Context = &mut core.local().context;
     core.lend(|| match next.preempted_frame() {
         // SAFETY: scheduler side, IRQs masked, the frame lies on the process's live stack.
@@ -58,10 +58,10 @@ fn kill_requested(slot: u32) -> bool {
     process::slot(slot).kill_requested.load(Ordering::Relaxed)
 }
 
-/// Makes the process in `slot` (owned by this core, in no queue) the running one, its turn
-/// starting at `now` (the counter), and says how to resume it.
+/// Makes the process in `slot` (owned by this core, in no queue) the running one and says how
+/// to resume it.
 #[inline(always)]
-fn begin_turn(core: &mut OnCore, slot: u32, now: u64) -> Next {
+fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     let id = core.id();
     // SAFETY: the process is out of every queue: this core owns it.
     let process_local = unsafe { process::slot(slot).local() };
@@ -69,6 +69,7 @@ fn begin_turn(core: &mut OnCore, slot: u32, now: u64) -> Next {
     let stats = &core.scheduler().stats;
     bump(&stats.executed);
     trace::process_event(Event::Run, id, slot, 0);
+    let now = cpu::counter();
     record_wait(stats, now.wrapping_sub(process_local.queued_at));
     let local = core.local();
     local.current = Some(slot);
@@ -135,9 +136,6 @@ extern "C" fn next_turn_from_process() -> Next {
     let id = core.id();
     let local = core.local();
     let Some(ended) = local.current.take() else { return Next::LOOP };
-    // One counter read for the hand-off: the yielding process's queue-wait stamp and the next
-    // turn's start (the instructions between them are part of neither).
-    let now = cpu::counter();
     // The usual ends of a turn (a yield, a receive that blocks) inline; the rest as the loop
     // does them.
     match local.pending {
@@ -145,7 +143,7 @@ extern "C" fn next_turn_from_process() -> Next {
             local.pending = Pending::Nothing;
             account_heap(&mut core, id, ended);
             trace::process_event(Event::Yield, id, ended, 0);
-            core.enqueue_at(ended, now);
+            core.enqueue(ended);
         }
         Pending::Block => {
             local.pending = Pending::Nothing;
@@ -163,7 +161,7 @@ extern "C" fn next_turn_from_process() -> Next {
         core.local().queues.take_next(shared, stats)
     };
     match next {
-        Some(slot) if !kill_requested(slot) => begin_turn(&mut core, slot, now),
+        Some(slot) if !kill_requested(slot) => begin_turn(&mut core, slot),
         Some(slot) => next_turn_after_kill(core, slot),
         None => Next::LOOP,
     }
@@ -194,7 +192,7 @@ fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
             core.local().queues.take_next(shared, stats)
         };
         match next {
-            Some(next) if !kill_requested(next) => return begin_turn(&mut core, next, cpu::counter()),
+            Some(next) if !kill_requested(next) => return begin_turn(&mut core, next),
             Some(next) => slot = next,
             None => return Next::LOOP,
         }

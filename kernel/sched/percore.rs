@@ -250,14 +250,6 @@ impl OnCore {
         self.local().queues.push(shared, slot);
     }
 
-    /// [`enqueue`](Self::enqueue) with the counter value `now` the caller already read (its
-    /// queue-wait stamp).
-    #[inline(always)]
-    pub fn enqueue_at(&mut self, slot: u32, now: u64) {
-        let shared = &self.scheduler.queues;
-        self.local().queues.push_at(shared, slot, now);
-    }
-
     /// Gives the core up from the running process: runs `switch` (the process's switch to its
     /// scheduler), which returns when the process is resumed, maybe on another core (a thief
     /// took it meanwhile). The guard is consumed: it named the core the process left, which may

@@ -170,15 +170,8 @@ impl RunQueues {
     /// Queues a runnable process at the back of its level.
     #[inline(always)]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
-        self.push_at(shared, slot, cpu::counter());
-    }
-
-    /// [`push`](Self::push) with the counter value the caller already read: the hand-off reads
-    /// the counter once for the yielding process's queue-wait stamp and the next turn's start.
-    #[inline(always)]
-    pub(super) fn push_at(&mut self, shared: &SharedQueues, slot: u32, now: u64) {
         let process = process::slot(slot);
-        stamp_queued(process, now);
+        stamp_queued(process);
         let priority = process.priority();
         shared.count(priority, 1);
         self.push_counted(slot, priority);
@@ -194,7 +187,7 @@ impl RunQueues {
             return self.push(shared, slot);
         }
         let process = process::slot(slot);
-        stamp_queued(process, cpu::counter());
+        stamp_queued(process);
         let priority = process.priority();
         shared.count(priority, 1);
         let level = priority.level() as u8;
@@ -452,15 +445,15 @@ impl RunQueues {
     }
 }
 
-/// Notes when (`now`, the counter) `process` entered this core's run queue: its queue wait,
-/// counted when it runs (`dispatch::begin_turn`), starts here. Only [`RunQueues::push_at`] and
+/// Notes when `process` entered this core's run queue: its queue wait, counted when it runs
+/// (`dispatch::begin_turn`), starts here. Only [`RunQueues::push`] and
 /// [`RunQueues::push_woken`] call it: a process sent to the back of its level again (passed
 /// over, or the run-next slot's cap) keeps waiting from its first entry.
 #[inline(always)]
-fn stamp_queued(process: &Process, now: u64) {
+fn stamp_queued(process: &Process) {
     // SAFETY: the process is being queued by the core that owns it (in no queue yet, IRQs
     // masked under the caller's `OnCore`); no other reference to its `Local` is alive.
-    unsafe { process.local().queued_at = now };
+    unsafe { process.local().queued_at = cpu::counter() };
 }
 
 impl RunQueues {
