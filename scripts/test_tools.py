@@ -256,6 +256,65 @@ class TraceChromeJson(unittest.TestCase):
         self.assertIn(str(self.png_path), self.stdout)
 
 
+# Run-queue samples (`queue` events, taken on each core's tick; arg = runnable processes) among
+# process events: a counter track per core in the Perfetto JSON and a step line per core below
+# the timeline, never part of the run/idle pairing.
+QUEUE_LOG = """\
+trace: begin cores=2 counter_hz=1000000
+trace: core=0 recorded=5 dropped=0
+trace: core=1 recorded=3 dropped=0
+trace: ev 0 100 queue 0 0 3
+trace: ev 0 110 run 5 1 0
+trace: ev 1 120 queue 0 0 0
+trace: ev 0 150 yield 5 1 0
+trace: ev 1 160 run 6 0 0
+trace: ev 0 200 queue 0 0 2
+trace: ev 1 220 queue 0 0 1
+trace: ev 0 300 queue 0 0 0
+trace: end
+"""
+
+
+class TraceQueueSamples(unittest.TestCase):
+    def setUp(self):
+        self.trace = trace_tool.parse(QUEUE_LOG.splitlines())
+        self.timeline = trace_tool.build(self.trace)
+
+    def test_samples_are_kept_apart_from_the_slices(self):
+        self.assertEqual(self.trace.warnings, [])
+        self.assertEqual([(q.core, q.ts, q.length) for q in self.timeline.samples],
+                         [(0, 100, 3), (0, 200, 2), (0, 300, 0), (1, 120, 0), (1, 220, 1)])
+        self.assertEqual(self.timeline.anomalies, [])
+        runs = sorted((s.core, s.pid, s.start, s.end) for s in self.timeline.slices)
+        self.assertEqual(runs, [(0, "<5.1>", 110, 150), (1, "<6.0>", 160, 300)])
+
+    def test_one_counter_track_per_core_in_the_chrome_trace(self):
+        doc = trace_tool.chrome_trace(self.timeline)
+        counters = [e for e in doc["traceEvents"] if e["ph"] == "C"]
+        by_track = {}
+        for e in counters:
+            by_track.setdefault(e["name"], []).append((e["ts"], e["args"]["runnable"]))
+        self.assertEqual(by_track, {"run queue core 0": [(0.0, 3), (100.0, 2), (200.0, 0)],
+                                    "run queue core 1": [(20.0, 0), (120.0, 1)]})
+        self.assertEqual({e["pid"] for e in counters}, {trace_tool.TRACE_PID})
+        timed = [e["ts"] for e in doc["traceEvents"] if e["ph"] != "M"]
+        self.assertEqual(timed, sorted(timed))
+
+    def test_the_timeline_draws_a_step_line_per_core(self):
+        fig = trace_tool.timeline_figure(self.timeline)
+        self.assertEqual(len(fig.axes), 2, "the timeline, and the run-queue panel below it")
+        lines = {line.get_gid(): line for line in fig.axes[1].get_lines()}
+        self.assertEqual(set(lines), {"queue-core0", "queue-core1"})
+        core0 = lines["queue-core0"]
+        self.assertEqual([round(float(v), 3) for v in core0.get_xdata()], [0.0, 100.0, 200.0])
+        self.assertEqual(list(core0.get_ydata()), [3, 2, 0])
+        self.assertEqual(list(lines["queue-core1"].get_ydata()), [0, 1])
+
+    def test_no_samples_no_panel(self):
+        fig = trace_tool.timeline_figure(trace_tool.build(trace_tool.parse(LOG.splitlines())))
+        self.assertEqual(len(fig.axes), 1)
+
+
 class TraceTimelinePicture(unittest.TestCase):
     """What the matplotlib timeline shows, read back from its artists (times in µs from 90)."""
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 STOPS = ("yield", "preempt", "block", "exit")
-EVENTS = ("run", *STOPS, "spawn", "wake", "steal", "migrate", "sleep", "idle_end")
+EVENTS = ("run", *STOPS, "spawn", "wake", "steal", "migrate", "sleep", "idle_end", "queue")
 
 BEGIN = re.compile(r"^trace: begin cores=(\d+) counter_hz=(\d+)$")
 CORE = re.compile(r"^trace: core=(\d+) recorded=(\d+) dropped=(\d+)$")
@@ -111,6 +111,14 @@ class Transfer:
 
 
 @dataclass
+class QueueSample:
+    """A core's run-queue length (runnable processes, all levels), sampled on its tick."""
+    core: int
+    ts: int
+    length: int
+
+
+@dataclass
 class Timeline:
     trace: Trace
     slices: list  # running slices
@@ -120,6 +128,7 @@ class Timeline:
     origin: int  # earliest timestamp
     last: int  # latest timestamp
     anomalies: list
+    samples: list = field(default_factory=list)  # QueueSamples, in time order per core
 
     def us(self, ticks):
         """Microseconds since the trace's first event."""
@@ -201,7 +210,7 @@ def parse(lines):
 # Kinds only a core's own scheduler records, in its own ring buffer. A wake or spawn is recorded
 # by the core that caused it (its arg), about the core that will run the process; a migrate by
 # the rebalancing core.
-OWN_KINDS = frozenset(("run", *STOPS, "sleep", "idle_end", "steal"))
+OWN_KINDS = frozenset(("run", *STOPS, "sleep", "idle_end", "steal", "queue"))
 
 
 def from_own_buffer(event):
@@ -302,10 +311,12 @@ def build(trace):
     every = trace.all_events()
     origin = min((e.ts for e in every), default=0)
     last = max((e.ts for e in every), default=0)
-    slices, idles, instants, transfers, anomalies = [], [], [], [], []
+    slices, idles, instants, transfers, anomalies, samples = [], [], [], [], [], []
 
     for core in sorted(trace.events):
-        events = trace.events[core]
+        # Run-queue samples are a counter, not part of the run/idle state: set aside first.
+        samples.extend(QueueSample(core, e.ts, e.arg) for e in trace.events[core] if e.kind == "queue")
+        events = [e for e in trace.events[core] if e.kind != "queue"]
         state = CoreState(core, window_start(events), slices, idles, anomalies)
         i = 0
         while i < len(events):
@@ -327,7 +338,7 @@ def build(trace):
                         transfers.append(Transfer(e.kind, e.ts, e.arg, core, e.pid))
             i = j
         state.finish(last)
-    return Timeline(trace, slices, idles, instants, transfers, origin, last, anomalies)
+    return Timeline(trace, slices, idles, instants, transfers, origin, last, anomalies, samples)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,6 +421,12 @@ def chrome_trace(timeline):
         for event in (src, start, dst, finish):
             add(t.ts, event)
 
+    # Run-queue lengths: a counter track per core ("ph": "C"; Perfetto keys a counter track by
+    # its name within the process, so each core's name makes its own track).
+    for q in timeline.samples:
+        add(q.ts, {"ph": "C", "name": f"run queue core {q.core}", "cat": "queue", "pid": TRACE_PID,
+                   "tid": tid_of(q.core), "ts": _us(timeline, q.ts), "args": {"runnable": q.length}})
+
     timed.sort(key=lambda item: (item[0], item[1]))
     other = {
         "source": "beamcore trace=on console dump",
@@ -467,8 +484,14 @@ def timeline_figure(timeline):
     def x(ticks):
         return timeline.us(ticks) / per
 
-    fig = Figure(figsize=(14, 1.6 + 0.45 * trace.cores), layout="constrained")
-    ax = fig.add_subplot()
+    if timeline.samples:
+        # Below the timeline, on the same time axis: each core's run-queue length (a step line
+        # per core, from the tick samples).
+        fig = Figure(figsize=(14, 3.6 + 0.45 * trace.cores), layout="constrained")
+        ax, queues = fig.subplots(2, 1, sharex=True, height_ratios=[1.6 + 0.45 * trace.cores, 2.0])
+    else:
+        fig = Figure(figsize=(14, 1.6 + 0.45 * trace.cores), layout="constrained")
+        ax, queues = fig.add_subplot(), None
     half = ROW_HEIGHT / 2
     for core in range(trace.cores):
         events = trace.events.get(core)
@@ -525,6 +548,17 @@ def timeline_figure(timeline):
         Line2D([], [], color=STEAL_COLOUR, label="steal (victim → thief)"),
         Line2D([], [], color=MIGRATE_COLOUR, linestyle="dashed", label="push migration (source → destination)"),
     ], loc="upper left", bbox_to_anchor=(0, -0.12 - 0.5 / max(trace.cores, 1)), ncols=5, fontsize=8, frameon=False)
+    if queues is not None:
+        for core in range(trace.cores):
+            points = sorted((q.ts, q.length) for q in timeline.samples if q.core == core)
+            if points:
+                queues.step([x(ts) for ts, _ in points], [n for _, n in points], where="post",
+                            label=f"core {core}", gid=f"queue-core{core}")
+        queues.set_ylabel("run queue\n(runnable)")
+        queues.set_ylim(bottom=0)
+        queues.grid(alpha=0.25)
+        queues.legend(loc="upper right", fontsize=8, ncols=min(trace.cores, 8))
+        queues.set_xlabel(ax.get_xlabel())
     return fig
 
 
@@ -552,7 +586,7 @@ def summary(timeline, outputs):
     dropped_cores = ", ".join(f"c{c}={trace.dropped[c]}" for c in sorted(trace.dropped) if trace.dropped[c])
     span_us = (timeline.last - timeline.origin) * 1e6 / trace.counter_hz
     return (f"trace: {trace.cores} cores, events per core {per_core}; {len(timeline.slices)} run slices, "
-            f"{steals} steals, {migrations} migrations; dropped {dropped}"
+            f"{steals} steals, {migrations} migrations, {len(timeline.samples)} run-queue samples; dropped {dropped}"
             f"{f' ({dropped_cores})' if dropped_cores else ''}; {span_us:.1f} us; "
             f"wrote {' and '.join(str(o) for o in outputs)}")
 

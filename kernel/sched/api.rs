@@ -6,8 +6,10 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::attention;
+use super::balance::place;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
+use super::offline;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
 use super::process::{
@@ -30,18 +32,15 @@ pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnErro
 
 /// Spawns a process with `options`.
 pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
-    let core = match options.affinity {
-        Affinity::Bound(core) => core,
-        Affinity::Free => options.core.unwrap_or_else(start_core),
+    // Where the process starts: the core named, else the `placement=` choice, if its allowed
+    // cores include it and it schedules (`balance::place`). Best effort against a core leaving:
+    // one that leaves after this check is caught by its closed inbox, and the process starts on
+    // the next active core instead (`wake::deliver`, docs/cores.md).
+    let preferred = match options.core {
+        Some(core) => core,
+        None => start_core(),
     };
-    if core >= smp::cores_online() {
-        return Err(SpawnError::NoSuchCore(core));
-    }
-    // Best effort: a core that leaves after this check is caught by its closed inbox, and the
-    // process starts on the next active core instead (`wake::deliver`, docs/cores.md).
-    if !super::offline::core_is_active(core) {
-        return Err(SpawnError::CoreOffline(core));
-    }
+    let core = place(&options.allowed, &offline::active_set(), smp::cores_online(), options.core, preferred)?;
     // A closure too big to keep in the control block is boxed first (which may fail).
     let boxed = if Entry::fits::<F>() { Ok(function) } else { Err(heap::try_box(function)) };
     let boxed = match boxed {
@@ -55,11 +54,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     // ORDERING: Relaxed for the placement fields: nobody else reaches the slot until its state
     // (under its lock) says it exists, and whoever runs it later gets it through a queue.
     process.priority.store(options.priority as u8, Ordering::Relaxed);
-    let bound = match options.affinity {
-        Affinity::Bound(core) => core,
-        Affinity::Free => usize::MAX,
-    };
-    process.bound_core.store(bound, Ordering::Relaxed);
+    process.allowed.store(options.allowed);
     process.core.store(core, Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
     process.movable.store(movable(process), Ordering::Relaxed);
@@ -129,15 +124,16 @@ pub fn self_pid() -> Option<Pid> {
     Some(Pid { index: slot, generation })
 }
 
-/// Where the calling process runs and the core it is bound to (`None`: free), read together
-/// with IRQs masked, so no preemption (and no move or rebinding, which happen only while a
-/// process is queued) falls between the two. `None` outside a process.
+/// Where the calling process runs and the core it is bound to (`None`: free, or limited to
+/// several cores), read together with IRQs masked, so no preemption (and no move or rebinding,
+/// which happen only while a process is queued) falls between the two. `None` outside a
+/// process.
 pub fn self_placement() -> Option<(usize, Option<usize>)> {
     let mut core = OnCore::enter();
     let slot = core.local().current?;
     let bound = match process::slot(slot).affinity() {
         Affinity::Bound(home) => Some(home),
-        Affinity::Free => None,
+        Affinity::Free | Affinity::Within(_) => None,
     };
     Some((core.id(), bound))
 }

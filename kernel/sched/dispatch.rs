@@ -17,7 +17,7 @@ use super::ending::finish;
 use super::percore::{OnCore, Pending, this_scheduler_checked};
 use super::process::{self, ExitReason};
 use super::settings::reductions_per_slice;
-use super::stats::bump;
+use super::stats::{bump, record_wait};
 use super::trace::{self, Event};
 use crate::arch::context::{self, Context, Next};
 use crate::arch::cpu;
@@ -66,12 +66,15 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     // SAFETY: the process is out of every queue: this core owns it.
     let process_local = unsafe { process::slot(slot).local() };
     process_local.reductions = reductions_per_slice();
-    bump(&core.scheduler().stats.executed);
+    let stats = &core.scheduler().stats;
+    bump(&stats.executed);
     trace::process_event(Event::Run, id, slot, 0);
+    let now = cpu::counter();
+    record_wait(stats, now.wrapping_sub(process_local.queued_at));
     let local = core.local();
     local.current = Some(slot);
     local.pending = Pending::Nothing;
-    local.slice_started = cpu::counter();
+    local.slice_started = now;
     local.turn_heap_mark = heap::net_bytes_on(id);
     match process_local.preempted_frame.take() {
         Some(frame) => Next::preempted(frame.as_ptr()),

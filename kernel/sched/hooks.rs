@@ -8,10 +8,11 @@ use core::sync::atomic::Ordering;
 
 use super::dispatch::switch_out;
 use super::ending::is_program_main;
-use super::percore::{OnCore, Pending};
+use super::percore::{OnCore, Pending, scheduler};
 use super::process::{self, ExitReason, Pid};
 use super::settings::slice_ticks;
 use super::stats::bump;
+use super::trace::{self, Event};
 use crate::arch::context;
 use crate::arch::cpu;
 use crate::arch::exception::{Syndrome, TrapFrame};
@@ -19,9 +20,22 @@ use crate::debug::backtrace::Backtrace;
 use crate::mm::heap;
 use crate::mm::stacks::GrowError;
 
-/// Timer tick (IRQ context): ends the running process's slice when it has had its time.
+/// Records this core's run-queue length in the trace (the periodic sample behind the trace's
+/// per-core counter tracks). The tick is each core's own, every `slice_us`, asleep or not.
+#[cold]
+fn sample_queue_length() {
+    let id = cpu::core_id();
+    let runnable: usize = scheduler(id).queues.runnable_by_priority().iter().sum();
+    trace::record(Event::Queue, id, 0, 0, runnable.min(u32::MAX as usize) as u32);
+}
+
+/// Timer tick (IRQ context): ends the running process's slice when it has had its time (and,
+/// while tracing, samples the run-queue length first).
 pub(crate) fn on_tick(frame: &mut TrapFrame) {
     super::watchdog::on_tick();
+    if trace::enabled() {
+        sample_queue_length();
+    }
     if !context::interrupted_process(frame) {
         return;
     }

@@ -6,7 +6,7 @@
 //! bare-metal files fit together.
 
 pub use beamcore_deque as deque;
-pub use beamcore_sched_policy::{balance, placement, priority};
+pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};
 pub use beamcore_trace_ring as trace_ring;
 
 #[cfg(target_os = "none")]
@@ -105,6 +105,7 @@ pub use steal::max_migrations_seen;
 #[cfg(target_os = "none")]
 pub use table::SPAWN_FRAME_RESERVE_BYTES;
 
+pub use crate::core_set::CoreMask;
 pub use placement::{QueueMode, SpawnPlacement};
 pub use priority::Priority;
 #[cfg(target_os = "none")]

@@ -19,11 +19,13 @@ use core::fmt;
 use core::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use super::attention;
+use super::balance::may_run_on;
 use super::percore::{self, OnCore};
-use super::process;
+use super::process::{self, Process};
+use super::runqueue::movable;
 use crate::arch::cpu;
 use crate::core_power::{self, PowerError};
-use crate::core_set::CoreSet;
+use crate::core_set::{CoreMask, CoreSet};
 use crate::mm::layout::MAX_CORES;
 use crate::smp::{self, Sgi};
 use crate::time::Deadline;
@@ -132,6 +134,20 @@ impl fmt::Display for OnlineError {
 /// Is `core` scheduling now (online, not leaving)?
 pub fn core_is_active(core: usize) -> bool {
     core < MAX_CORES && ACTIVE.contains(core)
+}
+
+/// The cores scheduling now, as one reading (see `CoreSet::load`).
+pub(super) fn active_set() -> CoreMask {
+    ACTIVE.load()
+}
+
+/// May `process` run on `core`: is the core in its allowed set, and does it schedule? The one
+/// check every mover makes (a thief before it keeps what it took, push rebalancing for the core
+/// it sends processes to, a leaving core for where its processes go), so that a process never
+/// lands outside its set or on a core that left.
+#[inline]
+pub(super) fn may_run_here(process: &Process, core: usize) -> bool {
+    may_run_on(&process.allowed.load(), core) && core_is_active(core)
 }
 
 /// Cores scheduling now.
@@ -312,8 +328,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
             core.local().queues.take_any(shared)
         };
         let Some(slot) = next else { break };
-        let target = targets.next();
-        retarget(slot, me, target);
+        let target = retarget(slot, me, targets.next());
         super::wake::deliver(&mut core, slot, target);
         moved += 1;
     }
@@ -368,18 +383,29 @@ pub(super) fn join_at_boot(core: usize) {
     ACTIVE.insert(core, Ordering::SeqCst);
 }
 
-/// The process in `slot`, moved off `from` (leaving or gone), is `to`'s from now on: its core,
-/// and its binding if it was bound to `from` (counted). The caller owns the process (it took it
-/// from a queue, or made it `Runnable` under its lock).
-pub(super) fn retarget(slot: u32, from: usize, to: usize) {
+/// The process in `slot`, moved off `from` (leaving or gone), goes to `to` if its allowed cores
+/// include it, else to the next core after `from` that they include and that schedules; when
+/// none does (a process bound to `from`, or a set of cores all gone), it goes to `to` and is
+/// rebound there: its set becomes that one core (counted). Returns the core it goes to, which
+/// is the process's core from now on. The caller owns the process (it took it from a queue,
+/// or made it `Runnable` under its lock).
+pub(super) fn retarget(slot: u32, from: usize, to: usize) -> usize {
     let process = process::slot(slot);
+    let cores = smp::cores_online().max(1);
+    let target = if to != from && may_run_here(process, to) {
+        to
+    } else {
+        (1..cores).map(|step| (from + step) % cores).find(|&c| may_run_here(process, c)).unwrap_or(to)
+    };
     // ORDERING: Relaxed: the process's placement, handed over with the process by the inbox
     // (lock) it goes into next.
-    process.core.store(to, Ordering::Relaxed);
-    if process.bound_core.load(Ordering::Relaxed) == from {
-        process.bound_core.store(to, Ordering::Relaxed);
+    process.core.store(target, Ordering::Relaxed);
+    if !may_run_on(&process.allowed.load(), target) {
+        process.allowed.store(CoreMask::single(target));
+        process.movable.store(movable(process), Ordering::Relaxed);
         REBOUND.fetch_add(1, Ordering::Relaxed);
     }
+    target
 }
 
 /// Where work meant for `core`, which no longer schedules, goes instead: the next active core

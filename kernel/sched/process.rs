@@ -17,10 +17,12 @@ use core::fmt;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
+use super::balance::PlaceError;
 pub(crate) use super::entry::Entry;
 use super::priority::Priority;
 use crate::arch::context::Context;
 use crate::arch::exception::TrapFrame;
+use crate::core_set::{CoreMask, CoreMaskCell};
 use crate::mm::heap::OutOfMemory;
 use crate::mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
 use crate::mm::stacks::Stack;
@@ -68,7 +70,7 @@ impl fmt::Display for Pid {
     }
 }
 
-/// Where a process may run.
+/// Where a process may run, as `placement` reports it (derived from its allowed cores).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Affinity {
     /// Any core; the balancer may move it.
@@ -76,6 +78,23 @@ pub enum Affinity {
     Free,
     /// Only this core, for good.
     Bound(usize),
+    /// Only these cores (more than one, not all): the balancer moves it only among them.
+    Within(CoreMask),
+}
+
+impl Affinity {
+    /// The affinity a set of allowed cores amounts to.
+    pub fn of(allowed: CoreMask) -> Affinity {
+        if allowed == CoreMask::ALL {
+            Affinity::Free
+        } else if allowed.len() == 1
+            && let Some(core) = allowed.first()
+        {
+            Affinity::Bound(core)
+        } else {
+            Affinity::Within(allowed)
+        }
+    }
 }
 
 /// How to spawn a process.
@@ -85,8 +104,12 @@ pub struct SpawnOptions {
     /// The most stack the process may grow to (rounded up to pages; at least one page, at most
     /// 8 MiB). It starts with one page.
     pub stack_bytes: usize,
-    pub affinity: Affinity,
-    /// The core to start on: the spawning core when `None` (or the bound core).
+    /// The cores it may ever run on (all by default). Cores in the set that are not online
+    /// are ignored; a set with no core that schedules is refused (`SpawnError::NoAllowedCore`).
+    pub allowed: CoreMask,
+    /// The core to start on (it must be allowed and scheduling). When `None`: the core
+    /// `placement=` picks (the spawning core by default) if allowed and scheduling, else the
+    /// lowest allowed core that schedules.
     pub core: Option<usize>,
 }
 
@@ -95,7 +118,7 @@ impl Default for SpawnOptions {
         SpawnOptions {
             priority: Priority::Normal,
             stack_bytes: DEFAULT_STACK_BYTES,
-            affinity: Affinity::Free,
+            allowed: CoreMask::ALL,
             core: None,
         }
     }
@@ -112,14 +135,22 @@ impl SpawnOptions {
         self
     }
 
-    /// Binds the process to `core`: it starts there and never moves.
+    /// Binds the process to `core`: it starts there and never moves (the one-core case of
+    /// [`Self::allowed_cores`]).
     pub fn bound_to(mut self, core: usize) -> Self {
-        self.affinity = Affinity::Bound(core);
+        self.allowed = CoreMask::single(core);
         self.core = Some(core);
         self
     }
 
-    /// Starts the (free) process on `core`.
+    /// Lets the process run only on the cores in `allowed`: it starts on one of them, and
+    /// stealing and push rebalancing move it only among them.
+    pub fn allowed_cores(mut self, allowed: CoreMask) -> Self {
+        self.allowed = allowed;
+        self
+    }
+
+    /// Starts the process on `core` (which its allowed cores must include).
     pub fn on_core(mut self, core: usize) -> Self {
         self.core = Some(core);
         self
@@ -202,10 +233,25 @@ pub enum SpawnError {
     OutOfMemory(OutOfMemory),
     /// The options name a core that is not online.
     NoSuchCore(usize),
+    /// The allowed cores include no core that schedules (online and not taken offline).
+    NoAllowedCore,
+    /// The options name a core to start on that the allowed cores leave out.
+    NotAllowed(usize),
     /// `max_processes` processes are alive (bootarg; at most [`MAX_PROCESSES`]).
     TableFull,
     /// The options name a core that is offline (`sched::take_offline`).
     CoreOffline(usize),
+}
+
+impl From<PlaceError> for SpawnError {
+    fn from(error: PlaceError) -> Self {
+        match error {
+            PlaceError::NoSuchCore(core) => SpawnError::NoSuchCore(core),
+            PlaceError::NoAllowedCore => SpawnError::NoAllowedCore,
+            PlaceError::NotAllowed(core) => SpawnError::NotAllowed(core),
+            PlaceError::CoreOffline(core) => SpawnError::CoreOffline(core),
+        }
+    }
 }
 
 impl fmt::Display for SpawnError {
@@ -213,6 +259,8 @@ impl fmt::Display for SpawnError {
         match self {
             SpawnError::OutOfMemory(error) => write!(f, "spawn: {error}"),
             SpawnError::NoSuchCore(core) => write!(f, "spawn: no online core {core}"),
+            SpawnError::NoAllowedCore => write!(f, "spawn: the allowed cores include no core that schedules"),
+            SpawnError::NotAllowed(core) => write!(f, "spawn: core {core} is not among the allowed cores"),
             SpawnError::CoreOffline(core) => write!(f, "spawn: core {core} is offline"),
             SpawnError::TableFull => {
                 write!(f, "spawn: process limit reached ({} processes alive; bootarg max_processes)", limit())
@@ -279,6 +327,9 @@ pub(crate) struct ProcessLocal {
     /// Heap bytes allocated minus heap bytes freed while it ran (see `heap::net_bytes_on`):
     /// what a panic leaves behind, since a panic does not unwind.
     pub heap_net_bytes: i64,
+    /// The counter reading when it last entered a run queue of the core that holds it (the
+    /// start of the wait the queue-wait histogram counts when it runs).
+    pub queued_at: u64,
 }
 
 /// A process control block: 256 bytes, four cache lines of its own (aligned, so two control
@@ -287,8 +338,9 @@ pub(crate) struct ProcessLocal {
 pub(crate) struct Process {
     pub shared: IrqSpinLock<Shared>,
     pub priority: AtomicU8,
-    /// `usize::MAX` when free to move, else the bound core.
-    pub bound_core: AtomicUsize,
+    /// The cores it may run on (`bound_to` is a one-core set). Read by thieves and push
+    /// rebalancing through `offline::may_run_here`.
+    pub allowed: CoreMaskCell,
     /// The core whose queues hold it or that runs it.
     pub core: AtomicUsize,
     pub migrations: AtomicU32,
@@ -308,8 +360,6 @@ pub(crate) struct Process {
 // the release/acquire of the run-queue operations.
 unsafe impl Sync for Process {}
 
-const NOT_BOUND: usize = usize::MAX;
-
 impl Process {
     pub(super) const fn new() -> Process {
         Process {
@@ -322,7 +372,7 @@ impl Process {
                 timed_out: false,
             }),
             priority: AtomicU8::new(Priority::Normal as u8),
-            bound_core: AtomicUsize::new(NOT_BOUND),
+            allowed: CoreMaskCell::all(),
             core: AtomicUsize::new(0),
             migrations: AtomicU32::new(0),
             movable: AtomicBool::new(false),
@@ -338,6 +388,7 @@ impl Process {
                 reductions: 0,
                 low_passes: 0,
                 heap_net_bytes: 0,
+                queued_at: 0,
             }),
         }
     }
@@ -347,10 +398,7 @@ impl Process {
     }
 
     pub fn affinity(&self) -> Affinity {
-        match self.bound_core.load(Ordering::Relaxed) {
-            NOT_BOUND => Affinity::Free,
-            core => Affinity::Bound(core),
-        }
+        Affinity::of(self.allowed.load())
     }
 
     /// The owner-only part.

@@ -19,7 +19,7 @@
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::balance::may_migrate;
+use super::balance::{may_migrate, pinned};
 use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
 use super::idle::{SLEEPERS, wake_a_thief};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
@@ -27,6 +27,8 @@ use super::process::{self, Affinity, Process};
 use super::settings::{balance, shared_queues};
 use super::shared_queue;
 use super::stats::{CoreStats, bump};
+use crate::arch::cpu;
+use crate::smp;
 
 /// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
 const DEQUE_CAPACITY: usize = 256;
@@ -166,9 +168,11 @@ impl RunQueues {
     }
 
     /// Queues a runnable process at the back of its level.
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
-        let priority = process::slot(slot).priority();
+        let process = process::slot(slot);
+        stamp_queued(process);
+        let priority = process.priority();
         shared.count(priority, 1);
         self.push_counted(slot, priority);
     }
@@ -182,7 +186,9 @@ impl RunQueues {
             // queue's higher levels); the woken process waits in the shared queue like any other.
             return self.push(shared, slot);
         }
-        let priority = process::slot(slot).priority();
+        let process = process::slot(slot);
+        stamp_queued(process);
+        let priority = process.priority();
         shared.count(priority, 1);
         let level = priority.level() as u8;
         self.occupied |= 1 << level;
@@ -196,6 +202,7 @@ impl RunQueues {
     }
 
     /// Queues a process its core already counts as runnable.
+    #[inline(always)]
     fn push_counted(&mut self, slot: u32, priority: Priority) {
         let process = process::slot(slot);
         let level = priority.level() as usize;
@@ -291,7 +298,9 @@ impl RunQueues {
         // SAFETY: the process is in none of the queues now; this core owns it.
         let passes = unsafe { &mut process.local().low_passes };
         if low_priority_rule(Priority::Low, passes) == LowPriorityDecision::PassOver {
-            self.push(shared, slot);
+            // Back of the level, its wait still running from when it was first queued.
+            shared.count(Priority::Low, 1);
+            self.push_counted(slot, Priority::Low);
             return false;
         }
         true
@@ -436,6 +445,17 @@ impl RunQueues {
     }
 }
 
+/// Notes when `process` entered this core's run queue: its queue wait, counted when it runs
+/// (`dispatch::begin_turn`), starts here. Only [`RunQueues::push`] and
+/// [`RunQueues::push_woken`] call it: a process sent to the back of its level again (passed
+/// over, or the run-next slot's cap) keeps waiting from its first entry.
+#[inline(always)]
+fn stamp_queued(process: &Process) {
+    // SAFETY: the process is being queued by the core that owns it (in no queue yet, IRQs
+    // masked under the caller's `OnCore`); no other reference to its `Local` is alive.
+    unsafe { process.local().queued_at = cpu::counter() };
+}
+
 impl RunQueues {
     /// Takes any process queued here, whatever its level, binding or low-priority passes, and
     /// counts it as no longer queued: for a leaving core, which hands every one to another core.
@@ -517,10 +537,12 @@ fn adopt(process: &Process, stats: &CoreStats) {
 }
 
 /// May the balancer move this process? Cached in `Process::movable` by whoever changes what
-/// it depends on (its priority and binding at spawn, its migration count when it moves). With
-/// `queues=shared` "movable" means "may wait in the shared queue": every process not bound to
-/// a core (`max_migrations` and `protect_max` are rules of stealing, which that mode does not
-/// do).
+/// it depends on (its priority and allowed cores at spawn, its migration count when it moves).
+/// A process with one core to run on (`bound_to`, see `balance::pinned`) counts as bound: it
+/// is kept in the private queue, out of thieves' sight. With `queues=shared` "movable" means
+/// "may wait in the shared queue": every process free to run on any core (`max_migrations` and
+/// `protect_max` are rules of stealing, which that mode does not do; a process limited to some
+/// cores stays in the private queue of the core it was placed on).
 pub(super) fn movable(process: &Process) -> bool {
     if shared_queues() {
         return process.affinity() == Affinity::Free;
@@ -528,7 +550,7 @@ pub(super) fn movable(process: &Process) -> bool {
     let (config, _) = balance();
     may_migrate(
         config,
-        process.affinity() != Affinity::Free,
+        pinned(&process.allowed.load(), smp::cores_online()),
         // ORDERING: Relaxed: written by the core that moves it, which owns it (as we do now).
         process.migrations.load(Ordering::Relaxed),
         process.priority() == Priority::Max,

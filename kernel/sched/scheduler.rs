@@ -41,6 +41,7 @@ pub(crate) fn init_core_scheduler() {
     let mut core = OnCore::enter();
     let me = core.scheduler();
     me.inbox.lock().reserve(64);
+    me.stats.init_wait_clock(cpu::counter_frequency());
     let local = core.local();
     local.queues.init(&me.queues);
     local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));

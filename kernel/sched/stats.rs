@@ -4,6 +4,8 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::queue_wait::{LEADING_ZEROS_COUNTS, TicksToUs, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index};
+
 /// Buckets of the steal latency histogram.
 pub const LATENCY_BUCKETS: usize = 10;
 
@@ -32,6 +34,10 @@ pub struct CoreStats {
     /// protected max priority).
     pub fail_migration_limit: AtomicU64,
     pub fail_lost_race: AtomicU64,
+    /// Processes this core took (stealing, or moving them in push rebalancing) that may not
+    /// run where they were to go (their allowed cores leave it out), handed back to the core
+    /// they came from (`Refusal::NotAllowed`, "not_allowed").
+    pub fail_not_allowed: AtomicU64,
     /// Processes that moved here, and away from here (written by other cores too).
     pub migrated_in: AtomicU64,
     pub migrated_out: AtomicU64,
@@ -61,6 +67,15 @@ pub struct CoreStats {
     /// Times `take_oldest` gave up after `TAKE_OLDEST_ATTEMPTS` retries in a row, leaving the
     /// item in the deque for the next pass of the scheduler loop.
     pub take_oldest_gave_up: AtomicU64,
+    /// Queue waits of the processes that ran here, counted by the leading zeros of the wait in
+    /// microseconds (see `queue_wait`; [`CoreStats::wait_histogram`] gives the buckets): the
+    /// time from entering this core's run queue (spawned, woken, preempted or yielded back,
+    /// stolen or moved here) to the start of the turn.
+    wait_by_leading_zeros: [AtomicU64; LEADING_ZEROS_COUNTS],
+    /// Those waits summed, in counter ticks (the mean is this over the buckets' total).
+    pub wait_ticks: AtomicU64,
+    /// The ticks-to-microseconds factor of `queue_wait::TicksToUs` for this core's counter.
+    wait_clock: AtomicU64,
     /// `queues=shared`: times this core took the shared run queue's lock (a push or a take),
     /// and how many of those found it held by another core first (this core then spun).
     pub queue_lock_acquisitions: AtomicU64,
@@ -83,6 +98,7 @@ impl CoreStats {
             fail_cooldown: AtomicU64::new(0),
             fail_migration_limit: AtomicU64::new(0),
             fail_lost_race: AtomicU64::new(0),
+            fail_not_allowed: AtomicU64::new(0),
             migrated_in: AtomicU64::new(0),
             migrated_out: AtomicU64::new(0),
             steal_latency: [const { AtomicU64::new(0) }; LATENCY_BUCKETS],
@@ -94,6 +110,9 @@ impl CoreStats {
             stolen: AtomicU64::new(0),
             stealable_seen: AtomicU64::new(0),
             take_oldest_gave_up: AtomicU64::new(0),
+            wait_by_leading_zeros: [const { AtomicU64::new(0) }; LEADING_ZEROS_COUNTS],
+            wait_ticks: AtomicU64::new(0),
+            wait_clock: AtomicU64::new(TicksToUs::new(62_500_000).factor()),
             queue_lock_acquisitions: AtomicU64::new(0),
             queue_lock_contended: AtomicU64::new(0),
         }
@@ -104,6 +123,33 @@ impl CoreStats {
 pub(super) fn latency_bucket(cycles: u64) -> usize {
     let log = 64 - cycles.leading_zeros() as usize; // bits needed
     log.saturating_sub(7).min(LATENCY_BUCKETS - 1)
+}
+
+impl CoreStats {
+    /// The queue-wait histogram: bucket i counts turns that began
+    /// `queue_wait::bucket_range_us(i)` microseconds after the process was queued here.
+    pub fn wait_histogram(&self) -> [u64; WAIT_BUCKETS] {
+        // ORDERING: Relaxed: statistics.
+        fold_leading_zeros(&core::array::from_fn(|i| self.wait_by_leading_zeros[i].load(Ordering::Relaxed)))
+    }
+
+    /// Sets the queue-wait histogram's clock from the counter's frequency: each core, for its
+    /// own counters, before it schedules (a copy per core keeps the dispatch path's read next
+    /// to the counters it updates).
+    pub(super) fn init_wait_clock(&self, counter_hz: u64) {
+        // ORDERING: Relaxed: set by the core itself before it runs any process.
+        self.wait_clock.store(TicksToUs::new(counter_hz).factor(), Ordering::Relaxed);
+    }
+}
+
+/// Counts a queue wait of `ticks` in this core's histogram: a multiply-high, a leading-zero
+/// count and two owner-only counters (see `queue_wait`).
+#[inline(always)]
+pub(super) fn record_wait(stats: &CoreStats, ticks: u64) {
+    // ORDERING: Relaxed: a constant once the core schedules.
+    let clock = TicksToUs::from_factor(stats.wait_clock.load(Ordering::Relaxed));
+    bump(&stats.wait_by_leading_zeros[leading_zeros_index(clock.us(ticks))]);
+    add(&stats.wait_ticks, ticks);
 }
 
 /// Adds one to a counter that only its own core writes: a plain load and store, no

@@ -9,7 +9,7 @@ use super::attention;
 use super::balance::CoreView;
 use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_ticks, check_victim, steal_count};
 use super::deque::Steal;
-use super::offline;
+use super::offline::{self, may_run_here};
 use super::percore::{OnCore, scheduler};
 use super::process;
 use super::runqueue::movable;
@@ -121,6 +121,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
                         &stats.fail_cooldown
                     }
                     Refusal::MigrationLimit => &stats.fail_migration_limit,
+                    Refusal::NotAllowed => &stats.fail_not_allowed,
                 };
                 bump(counter);
                 0
@@ -158,11 +159,19 @@ fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
     let Some(stealers) = scheduler(victim).queues.stealers.get() else { return 0 };
     let mut taken = 0;
     let mut lost_race = false;
+    let mut refused = false;
     for stealer in stealers {
         while taken < count {
             match stealer.steal() {
                 Steal::Success(item) => {
                     let slot = item as u32;
+                    if !may_run_here(process::slot(slot), thief) {
+                        // Not ours to run: back to the victim, and on to the next level (the
+                        // next item of this one may be refused too; the next round sees it).
+                        hand_back(core, slot, victim);
+                        refused = true;
+                        break;
+                    }
                     migrate(slot, victim, thief);
                     trace::process_event(Event::Steal, thief, slot, victim as u32);
                     core.enqueue(slot);
@@ -176,10 +185,22 @@ fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
             }
         }
     }
-    if taken == 0 {
+    if taken == 0 && !refused {
         bump(if lost_race { &stats.fail_lost_race } else { &stats.fail_empty });
     }
     taken
+}
+
+/// Returns a process taken from `from`'s stealable queue that may not run where it was to go:
+/// it goes back to `from` (through its inbox, or straight into the run queue when `from` is
+/// this core), at the back of its level, and the refusal is counted here as `not_allowed`.
+/// Nothing is lost: the process was in no queue only between the take and this.
+fn hand_back(core: &mut OnCore, slot: u32, from: usize) {
+    let process = process::slot(slot);
+    // The inbox's drain (or the enqueue) counts it as queued at `from` again.
+    scheduler(from).queues.count_taken_away(process.priority());
+    bump(&core.scheduler().stats.fail_not_allowed);
+    make_runnable(core, slot);
 }
 
 /// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
@@ -219,6 +240,10 @@ pub(super) fn rebalance(core: &mut OnCore) {
             match stealer.steal() {
                 Steal::Success(item) => {
                     let slot = item as u32;
+                    if !may_run_here(process::slot(slot), idlest) {
+                        hand_back(core, slot, busiest);
+                        continue 'levels;
+                    }
                     migrate(slot, busiest, idlest);
                     trace::process_event(Event::Migrate, idlest, slot, busiest as u32);
                     make_runnable(core, slot);

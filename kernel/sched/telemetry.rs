@@ -5,9 +5,11 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::percore::scheduler;
+use super::queue_wait::mean_us;
 use super::settings::{balance_config, queue_mode, spawn_placement};
 use super::stats::{CoreStats, LATENCY_BUCKETS};
 use super::steal::max_migrations_seen;
+use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
 use crate::report::JsonObject;
 use crate::{println, smp, time};
@@ -31,12 +33,12 @@ pub fn print_report(
     let cores = smp::cores_online();
     let (_, strategy) = balance_config();
     println!(
-        "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  mig_limit  lost  mig_in  mig_out  asleep_ms"
+        "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  mig_limit  not_allowed  lost  mig_in  mig_out  asleep_ms"
     );
     for core in 0..cores {
         let s = &scheduler(core).stats;
         println!(
-            "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>4}  {:>6}  {:>7}  {:>9}",
+            "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>11}  {:>4}  {:>6}  {:>7}  {:>9}",
             work(core),
             read(&s.executed),
             read(&s.local_pops),
@@ -46,6 +48,7 @@ pub fn print_report(
             read(&s.fail_below_threshold),
             read(&s.fail_cooldown),
             read(&s.fail_migration_limit),
+            read(&s.fail_not_allowed),
             read(&s.fail_lost_race),
             read(&s.migrated_in),
             read(&s.migrated_out),
@@ -95,6 +98,7 @@ fn write_json(
             .uint("fail_below_threshold", read(&s.fail_below_threshold))?
             .uint("fail_cooldown", read(&s.fail_cooldown))?
             .uint("fail_migration_limit", read(&s.fail_migration_limit))?
+            .uint("fail_not_allowed", read(&s.fail_not_allowed))?
             .uint("fail_lost_race", read(&s.fail_lost_race))?
             .uint("migrated_in", read(&s.migrated_in))?
             .uint("migrated_out", read(&s.migrated_out))?
@@ -112,6 +116,9 @@ fn write_json(
         }
         let histogram: [u64; LATENCY_BUCKETS] = core::array::from_fn(|b| read(&s.steal_latency[b]));
         e.uint_array("steal_latency_buckets", &histogram)?;
+        let waits = s.wait_histogram();
+        e.uint_array("wait_us_buckets", &waits)?;
+        e.float("wait_us_mean", mean_us(read(&s.wait_ticks), waits.iter().sum(), cpu::counter_frequency()))?;
         Ok(())
     })?;
     json.end()

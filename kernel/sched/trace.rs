@@ -17,6 +17,11 @@
 //! trace: ev <core> <timestamp> <event> <pid_index> <pid_generation> <arg>
 //! trace: end
 //! ```
+//!
+//! Besides the process events, each core samples its run-queue length on every tick (`queue`
+//! events, `arg` the length): the counter tracks of the Perfetto view and the timeline.
+//! ```text
+//! ```
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -44,6 +49,9 @@ pub enum Event {
     Migrate,
     Sleep,
     IdleEnd,
+    /// A sample of the core's run-queue length (its runnable processes, all levels), taken on
+    /// its tick; `arg` is the length, the process fields are 0.
+    Queue,
 }
 
 impl Event {
@@ -60,12 +68,13 @@ impl Event {
             Event::Migrate => "migrate",
             Event::Sleep => "sleep",
             Event::IdleEnd => "idle_end",
+            Event::Queue => "queue",
         }
     }
 }
 
 impl Event {
-    const ALL: [Event; 11] = [
+    const ALL: [Event; 12] = [
         Event::Run,
         Event::Yield,
         Event::Preempt,
@@ -77,6 +86,7 @@ impl Event {
         Event::Migrate,
         Event::Sleep,
         Event::IdleEnd,
+        Event::Queue,
     ];
 }
 

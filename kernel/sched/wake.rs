@@ -74,8 +74,7 @@ pub(super) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
             }
         }
         let gone = target;
-        target = offline::substitute(gone);
-        offline::retarget(slot, gone, target);
+        target = offline::retarget(slot, gone, offline::substitute(gone));
         if target == core.id() {
             core.enqueue(slot);
             return;

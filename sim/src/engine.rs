@@ -876,6 +876,9 @@ impl<'a> Sim<'a> {
                         stats.fail_cooldown += 1;
                     }
                     Refusal::MigrationLimit => stats.fail_migration_limit += 1,
+                    // The simulator's processes have no allowed-core sets, and `check_victim`
+                    // judges loads, never a process's set.
+                    Refusal::NotAllowed => unreachable!("check_victim never refuses for a core set"),
                 }
                 0
             }

@@ -1,5 +1,6 @@
-//! Sets of core ids shared between cores: which cores sleep (the scheduler's `SLEEPERS`), which
-//! cores have a ping pending for a receiver (`smp`'s `pings_pending`).
+//! Sets of core ids: shared between cores (which cores sleep, the scheduler's `SLEEPERS`; which
+//! cores have a ping pending for a receiver, `smp`'s `pings_pending`), and the cores a process
+//! may run on ([`CoreMask`], kept in its control block in a [`CoreMaskCell`]).
 //!
 //! An [`AtomicCoreSet`] is an array of `AtomicU64` words, bit `core % 64` of word `core / 64`
 //! standing for core `core`, so it holds any id below `64 * WORDS`. [`CoreSet`] is the one
@@ -95,15 +96,86 @@ impl<const WORDS: usize> Default for AtomicCoreSet<WORDS> {
     }
 }
 
-/// A plain (not shared) set of core ids below `64 * WORDS`: a snapshot of an [`AtomicCoreSet`].
+/// A plain (not shared) set of core ids below `64 * WORDS`: a snapshot of an [`AtomicCoreSet`],
+/// or the cores a process may run on ([`CoreMask`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CoreBits<const WORDS: usize> {
     words: [u64; WORDS],
 }
 
+/// The cores a process may run on: any set of the kernel's cores (ids below [`MAX_CORES`]).
+/// `SpawnOptions::allowed_cores` takes one; `bound_to(core)` is the one-core mask.
+///
+/// # Examples
+///
+/// ```
+/// use beamcore_core_set::CoreMask;
+///
+/// let mask = CoreMask::of(&[1, 3, 6]); // not contiguous: any set will do
+/// assert!(mask.contains(3) && !mask.contains(2));
+/// assert_eq!(mask.intersection(CoreMask::first_cores(4)), CoreMask::of(&[1, 3]));
+/// ```
+pub type CoreMask = CoreBits<CORE_SET_WORDS>;
+
 impl<const WORDS: usize> CoreBits<WORDS> {
     /// The empty set.
     pub const EMPTY: Self = CoreBits { words: [0; WORDS] };
+    /// Every id the set can hold.
+    pub const ALL: Self = CoreBits { words: [u64::MAX; WORDS] };
+
+    /// The set of the cores in `cores`. Panics on an id the set cannot hold (a caller's bug
+    /// caught where it is made, not a mask that silently lacks a core).
+    pub const fn of(cores: &[usize]) -> Self {
+        let mut set = Self::EMPTY;
+        let mut i = 0;
+        while i < cores.len() {
+            set = set.with(cores[i]);
+            i += 1;
+        }
+        set
+    }
+
+    /// The set of one core.
+    pub const fn single(core: usize) -> Self {
+        Self::EMPTY.with(core)
+    }
+
+    /// Cores `0..count` (all of them when `count` is the capacity or more).
+    pub const fn first_cores(count: usize) -> Self {
+        let mut set = Self::EMPTY;
+        let mut word = 0;
+        while word < WORDS {
+            let below = count.saturating_sub(word * WORD_BITS);
+            set.words[word] = if below >= WORD_BITS { u64::MAX } else { (1u64 << below) - 1 };
+            word += 1;
+        }
+        set
+    }
+
+    /// The first word of the set, as a bit mask (cores 0..64): the form a bootarg or a test
+    /// writes a mask in.
+    pub const fn from_low_word(bits: u64) -> Self {
+        let mut set = Self::EMPTY;
+        set.words[0] = bits;
+        set
+    }
+
+    /// This set with `core` added. Panics if `core` is not below `64 * WORDS`.
+    pub const fn with(mut self, core: usize) -> Self {
+        assert!(core < WORDS * WORD_BITS, "core id beyond the set's capacity");
+        self.words[core / WORD_BITS] |= 1u64 << (core % WORD_BITS);
+        self
+    }
+
+    /// The cores in both sets.
+    pub fn intersection(self, other: Self) -> Self {
+        CoreBits { words: core::array::from_fn(|i| self.words[i] & other.words[i]) }
+    }
+
+    /// The lowest core in the set.
+    pub fn first(&self) -> Option<usize> {
+        self.iter().next()
+    }
 
     /// Whether `core` is in the set.
     pub fn contains(&self, core: usize) -> bool {
@@ -139,6 +211,40 @@ impl<const WORDS: usize> CoreBits<WORDS> {
                 Some(index * WORD_BITS + bit)
             })
         })
+    }
+}
+
+/// A [`CoreMask`] that one core writes and any core reads, word by word (Relaxed): a process's
+/// allowed cores in its control block. Not cache-line aligned, unlike [`AtomicCoreSet`]: it is
+/// written once per spawn and lives inside the control block, whose size is counted.
+pub struct CoreMaskCell {
+    words: [AtomicU64; CORE_SET_WORDS],
+}
+
+impl CoreMaskCell {
+    /// Every core allowed.
+    pub const fn all() -> Self {
+        CoreMaskCell { words: [const { AtomicU64::new(u64::MAX) }; CORE_SET_WORDS] }
+    }
+
+    /// Replaces the mask. Relaxed: whoever reads it gets the process through a lock or a queue
+    /// that orders this store before the reading.
+    pub fn store(&self, mask: CoreMask) {
+        for (word, bits) in self.words.iter().zip(mask.words) {
+            word.store(bits, Ordering::Relaxed);
+        }
+    }
+
+    /// The mask (Relaxed readings, see [`Self::store`]).
+    pub fn load(&self) -> CoreMask {
+        CoreBits { words: core::array::from_fn(|i| self.words[i].load(Ordering::Relaxed)) }
+    }
+
+    /// Whether `core` is in the mask (one Relaxed reading; false beyond the capacity).
+    #[inline]
+    pub fn contains(&self, core: usize) -> bool {
+        let (word, bit) = position(core);
+        self.words.get(word).is_some_and(|w| w.load(Ordering::Relaxed) & bit != 0)
     }
 }
 
@@ -179,6 +285,34 @@ mod tests {
         set.insert(70, Ordering::Relaxed);
         assert_eq!(set.load().first_other_than(70), None);
         assert!(!set.is_empty());
+    }
+
+    #[test]
+    fn masks_are_made_from_lists_ranges_and_words() {
+        let mask = CoreMask::of(&[1, 3, 6]);
+        assert_eq!(mask.iter().collect::<Vec<_>>(), [1, 3, 6]);
+        assert_eq!(mask.len(), 3);
+        assert_eq!(mask.first(), Some(1));
+        assert_eq!(mask, CoreMask::from_low_word(0b100_1010));
+        assert_eq!(mask.intersection(CoreMask::first_cores(4)), CoreMask::of(&[1, 3]));
+        assert_eq!(CoreMask::single(5), CoreMask::of(&[5]));
+        assert_eq!(CoreMask::first_cores(0), CoreMask::EMPTY);
+        assert_eq!(CoreMask::first_cores(MAX_CORES), CoreMask::first_cores(usize::MAX));
+        assert_eq!(CoreMask::first_cores(MAX_CORES).len(), MAX_CORES);
+        assert_eq!(CoreBits::<2>::first_cores(70).iter().last(), Some(69));
+        assert_eq!(CoreBits::<2>::first_cores(64).len(), 64);
+        assert_eq!(CoreMask::EMPTY.first(), None);
+        let cell = CoreMaskCell::all();
+        assert!(cell.contains(0) && cell.contains(MAX_CORES - 1) && !cell.contains(MAX_CORES + 64));
+        cell.store(mask);
+        assert_eq!(cell.load(), mask);
+        assert!(cell.contains(6) && !cell.contains(2));
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_mask_id_beyond_the_capacity_panics() {
+        let _ = CoreBits::<1>::single(64);
     }
 
     #[test]

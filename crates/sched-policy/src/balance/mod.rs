@@ -10,10 +10,12 @@
 
 #![forbid(unsafe_code)]
 
+mod allowed;
 mod policy;
 mod rng;
 mod victims;
 
+pub use allowed::{PlaceError, may_run_on, pinned, place};
 pub use policy::{
     BACKOFF_BASE_NS, BACKOFF_MAX_NS, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, StealAmount,
     backoff_ticks, check_victim, cooldown_active, may_migrate, ns_to_ticks, steal_count,

@@ -123,6 +123,11 @@ pub enum Refusal {
     /// It has runnable processes, but a limit on migration holds every one where it is: bound to
     /// its core, at its `max_migrations`, or a protected max-priority process.
     MigrationLimit,
+    /// The process taken may not run on the core it was to go to (its allowed cores leave that
+    /// core out): handed back to the core it came from. Found only once the process is taken
+    /// (a thief cannot see past the top of a victim's deque), so [`check_victim`] never
+    /// answers it; the thief and push rebalancing count it.
+    NotAllowed,
 }
 
 impl fmt::Display for Refusal {
@@ -132,6 +137,7 @@ impl fmt::Display for Refusal {
             Refusal::BelowThreshold => "below_threshold",
             Refusal::Cooldown => "cooldown",
             Refusal::MigrationLimit => "migration_limit",
+            Refusal::NotAllowed => "not_allowed",
         })
     }
 }
@@ -301,11 +307,12 @@ mod tests {
     /// The telemetry's counter names (`fail_<name>` in the report and in bench/results.json).
     #[test]
     fn refusals_print_their_counter_names() {
-        let shown: Vec<String> = [Refusal::Empty, Refusal::BelowThreshold, Refusal::Cooldown, Refusal::MigrationLimit]
-            .iter()
-            .map(|r| r.to_string())
-            .collect();
-        assert_eq!(shown, ["empty", "below_threshold", "cooldown", "migration_limit"]);
+        let shown: Vec<String> =
+            [Refusal::Empty, Refusal::BelowThreshold, Refusal::Cooldown, Refusal::MigrationLimit, Refusal::NotAllowed]
+                .iter()
+                .map(|r| r.to_string())
+                .collect();
+        assert_eq!(shown, ["empty", "below_threshold", "cooldown", "migration_limit", "not_allowed"]);
     }
 
     /// The jitter spreads the pause over the upper half of the step, its whole width: with the
