@@ -34,7 +34,7 @@ endif
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
 # The pure crates (crates/): no_std libraries the kernel depends on, tested on the host.
 PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-limits beamcore-platform \
-               beamcore-sched-policy beamcore-trace-ring
+               beamcore-sched-policy beamcore-trace-ring beamcore-workload-args
 PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))
 SETUP_STAMP := target/.setup-done
 # The Python that has matplotlib, for the charting tools (scripts/mpl-python.sh says why it may
@@ -71,7 +71,7 @@ help:
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234 (BOARD=rpi4 too)"
 	@echo "make debug       QEMU plus gdb-multiarch attached, stopped at boot_core_entry, one thread per core"
 	@echo "                 (console in target/debug/console.log; BOARD=rpi4 too; docs/debugging.md)"
-	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, host, host benchmarks)"
+	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, programs, pure crates, host, host benchmarks)"
 	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch, matplotlib (run automatically when missing)"
 
 # Installs what is missing (QEMU from bookworm-backports, the Rust target) once per checkout.
@@ -119,8 +119,8 @@ test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests"
 	cargo test $(PURE_CRATE_ARGS) --target $(HOST_TARGET)
-	@echo "==> test-host: the kernel library's own host tests (layout, translation tables, README example)"
-	cargo test --lib --target $(HOST_TARGET)
+	@echo "==> test-host: the kernel library's own host tests (layout, translation tables, config, README example)"
+	cargo test -p beamcore --lib --target $(HOST_TARGET)
 	@echo "==> test-host: the host tools (trace, plot, bench figures, symbol table)"
 	$(MPL_PYTHON) scripts/test_tools.py
 	@echo "==> test-host: the host benchmarks, each run once as a test (criterion's test mode)"
@@ -129,7 +129,7 @@ test-host: $(SETUP_STAMP)
 	$(MAKE) --no-print-directory test-sim
 	@echo "==> test-host: loom model checks: deque, trace ring, kill against slot reuse (release, --cfg loom)"
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --lib --release --target $(HOST_TARGET) -- sched::kill_model
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore --lib --release --target $(HOST_TARGET) -- sched::kill_model
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"
@@ -157,7 +157,7 @@ trace: $(SETUP_STAMP) kernel
 	@echo "==> trace: open target/trace/$(WORKLOAD).json in https://ui.perfetto.dev (or chrome://tracing);"
 	@echo "           target/trace/$(WORKLOAD).png is the same timeline as a picture"
 
-# The soak (scripts/soak.py): kernel/soak.rs booted at 4 and 8 cores for SOAK_S seconds each.
+# The soak (scripts/soak.py): apps/soak.rs booted at 4 and 8 cores for SOAK_S seconds each.
 SOAK_S ?= 200
 .PHONY: soak
 soak: $(SETUP_STAMP)
@@ -226,7 +226,8 @@ fmt:
 
 clippy:
 	cargo clippy --all-targets -- -D warnings
-	cargo clippy --lib --profile test --target $(HOST_TARGET) -- -D warnings
+	cargo clippy -p beamcore --lib --profile test --target $(HOST_TARGET) -- -D warnings
+	cargo clippy -p beamcore --lib -- -D warnings
 	cargo clippy $(PURE_CRATE_ARGS) --all-targets --target $(HOST_TARGET) -- -D warnings
 	cargo clippy $(PURE_CRATE_ARGS) --lib -- -D warnings
 	cargo clippy -p beamcore-host-bench --all-targets --target $(HOST_TARGET) -- -D warnings

@@ -43,31 +43,28 @@ pub fn exit(code: ExitCode) -> ! {
 }
 
 /// Names a program's entry point: `fn() -> beamcore::ExitCode`, called on the boot core once
-/// every core is online. The kernel exits with the status it returns.
+/// every core is online. The kernel exits with the status it returns. A program with bootargs
+/// of its own names them too, as a `static` [`crate::config::ProgramArgs`]: the kernel parses
+/// them at boot with its own (module [`crate::config`] says how).
 ///
 /// ```ignore
 /// fn main() -> beamcore::ExitCode { beamcore::println!("hello"); beamcore::ExitCode::Success }
 /// beamcore::entry!(main);
+/// // or, with settings: beamcore::entry!(main, settings = my_program::ARGS);
 /// ```
 #[macro_export]
 macro_rules! entry {
     ($main:path) => {
+        $crate::entry!($main, settings = $crate::config::NO_PROGRAM_SETTINGS);
+    };
+    ($main:path, settings = $settings:path) => {
         #[unsafe(no_mangle)]
         pub extern "Rust" fn __beamcore_main() -> $crate::ExitCode {
             let main: fn() -> $crate::ExitCode = $main;
             main()
         }
-    };
-}
 
-/// In a test kernel: if `condition` is false, prints `test failed: <message>` and returns
-/// `ExitCode::Failure(1)` from the enclosing function.
-#[macro_export]
-macro_rules! ensure {
-    ($condition:expr, $($message:tt)+) => {
-        if !$condition {
-            $crate::println!("test failed: {}", format_args!($($message)+));
-            return $crate::ExitCode::Failure(1);
-        }
+        #[unsafe(no_mangle)]
+        pub static __BEAMCORE_PROGRAM_SETTINGS: &'static dyn $crate::config::ProgramSettings = &$settings;
     };
 }

@@ -35,6 +35,8 @@ pub fn boot_config() -> &'static Config {
 unsafe extern "Rust" {
     /// The program's entry point, defined by [`crate::entry!`].
     fn __beamcore_main() -> ExitCode;
+    /// The program's settings, defined by `entry!` beside `__beamcore_main`.
+    static __BEAMCORE_PROGRAM_SETTINGS: &'static dyn crate::config::ProgramSettings;
 }
 
 /// Where the platform description came from, for the boot log.
@@ -113,7 +115,10 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     }
     println!("platform: {platform}");
 
-    let parsed = crate::config::parse(&platform.bootargs, platform.bootargs_cut == BootargsCut::InWord);
+    // SAFETY: `entry!`, the only way a program names its main, defines the symbol with this
+    // type, as an immutable static.
+    let program = unsafe { __BEAMCORE_PROGRAM_SETTINGS };
+    let parsed = program.parse(&platform.bootargs, platform.bootargs_cut == BootargsCut::InWord);
     for rejection in &parsed.rejections {
         println!("{rejection}");
     }
@@ -121,7 +126,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
         println!("bootargs: command line ignored beyond {} bytes: too long", crate::platform::MAX_BOOTARGS_BYTES);
     }
     let config = *CONFIG.call_once(|| parsed.config);
-    println!("config: {config}");
+    println!("config: {}", crate::config::InForce { kernel: &config, program });
 
     let heap_bytes = initial_heap_bytes(free.bytes);
     if free.bytes < heap_bytes + frames::heap_gap_for(free.bytes as usize) as u64 + MIN_FRAME_BYTES {

@@ -48,8 +48,6 @@ pub mod smp;
 pub mod sync;
 #[cfg(target_os = "none")]
 pub mod time;
-#[cfg(target_os = "none")]
-pub mod workloads;
 
 #[cfg(target_os = "none")]
 pub use exit::ExitCode;

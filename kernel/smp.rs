@@ -523,16 +523,3 @@ pub fn halt_this_core() -> ! {
         cpu::wait_for_interrupt();
     }
 }
-
-/// For test kernels that must fault in kernel code (not in a process, where a fault only ends
-/// the process): runs `job` as a kernel job on core `core`, then waits for the run to end
-/// (the fault's PANIC exits QEMU). Returns a failure if the job could not be queued or the
-/// run went on.
-pub fn run_as_kernel_job(core: usize, job: fn()) -> crate::ExitCode {
-    if run_on(core, Box::new(job)).is_err() {
-        crate::println!("test failed: could not queue work on core {core}");
-        return crate::ExitCode::Failure(1);
-    }
-    wait_until(|| false);
-    crate::ExitCode::Failure(1)
-}

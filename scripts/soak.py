@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make soak: the soak kernel (kernel/soak.rs) at 4 and 8 cores, one boot each, under plain
+"""make soak: the soak kernel (apps/soak.rs) at 4 and 8 cores, one boot each, under plain
 MTTCG (real concurrency between vCPUs, which is what shakes out races; -icount would serialise
 them). Each boot runs every workload and a steal storm under every victim strategy for SOAK_S
 seconds of guest time, checking exactly-once after every run. Until the boots together have

@@ -14,7 +14,8 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use beamcore::arch::cpu;
 use beamcore::mm::layout::MAX_CORES;
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 static RUNS: [AtomicU32; MAX_CORES] = [const { AtomicU32::new(0) }; MAX_CORES];
 static SEEN_ID: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(u64::MAX) }; MAX_CORES];

@@ -10,7 +10,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::mm::layout::MAX_CORES;
-use beamcore::{ExitCode, ensure, println, smp, time};
+use beamcore::{ExitCode, println, smp, time};
+use beamcore_apps::ensure;
 
 const TICKS: u64 = 20;
 static COUNTED: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];

@@ -6,7 +6,8 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 fn ping_everyone(core: usize) {
     for other in (0..smp::cores_online()).filter(|&c| c != core) {

@@ -12,7 +12,8 @@ use alloc::vec::Vec;
 use core::alloc::Layout;
 
 use beamcore::mm::heap::{self, OutOfMemory};
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 const CHUNK: usize = 1 << 20;
 

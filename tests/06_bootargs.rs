@@ -17,7 +17,8 @@
 #![no_main]
 
 use beamcore::config::Config;
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 fn main() -> ExitCode {
     let config = *beamcore::boot_config();

@@ -26,7 +26,7 @@ fn fault_in_kernel() -> ExitCode {
 /// Runs the faulting code as a kernel job on core 1 (scheduler context, not a process), where
 /// a fault is the kernel's own and must end the run.
 fn main() -> ExitCode {
-    beamcore::smp::run_as_kernel_job(1, || {
+    beamcore_apps::testing::run_as_kernel_job(1, || {
         let _ = fault_in_kernel();
     })
 }

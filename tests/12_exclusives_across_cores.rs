@@ -10,7 +10,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::sync::IrqSpinLock;
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 const ROUNDS: u64 = 20_000;
 static ATOMIC_TOTAL: AtomicU64 = AtomicU64::new(0);

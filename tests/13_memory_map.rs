@@ -12,7 +12,8 @@ use beamcore::arch::mmu::translate;
 use beamcore::mm::layout;
 use beamcore::mm::paging::MemoryKind;
 use beamcore::platform::GicDescription;
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 static DATA: u64 = 7;
 static mut BSS: u64 = 0;

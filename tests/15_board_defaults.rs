@@ -11,7 +11,8 @@
 #![no_main]
 
 use beamcore::platform::Source;
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 fn main() -> ExitCode {
     ensure!(beamcore::platform().source == Source::BoardDefaults, "expected board defaults");

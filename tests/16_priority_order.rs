@@ -9,7 +9,8 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use beamcore::sched::{self, Message, Priority, SpawnOptions};
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 static LOG: [AtomicUsize; 8] = [const { AtomicUsize::new(usize::MAX) }; 8];
 static NEXT: AtomicUsize = AtomicUsize::new(0);

@@ -12,7 +12,8 @@
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use beamcore::sched::{self, Message, Priority, SpawnOptions};
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 const EVENTS: usize = 600;
 static LOG: [AtomicU8; EVENTS] = [const { AtomicU8::new(0) }; EVENTS];

@@ -7,7 +7,8 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 fn main() -> ExitCode {
     let me = sched::self_pid().unwrap();

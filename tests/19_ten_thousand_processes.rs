@@ -10,7 +10,8 @@
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use beamcore::sched::{self, SpawnError, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 const PROCESSES: usize = 10_000;
 static RUNS: [AtomicU32; PROCESSES] = [const { AtomicU32::new(0) }; PROCESSES];

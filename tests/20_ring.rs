@@ -13,7 +13,8 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use beamcore::sched::{self, Message, Pid, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 const N: u64 = 1_000;
 const M: u64 = 100;

@@ -15,7 +15,8 @@
 extern crate alloc;
 
 use beamcore::sched::{self, ExitReason, Message, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {

@@ -15,7 +15,8 @@ extern crate alloc;
 use alloc::vec::Vec;
 
 use beamcore::sched::{self, Message, Pid, SpawnError, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 /// More than fit in 512 MiB (about 5.6 KiB each with a 256 KiB reservation).
 const MOST: usize = 200_000;

@@ -11,7 +11,8 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, SendError, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp, time};
+use beamcore::{ExitCode, println, smp, time};
+use beamcore_apps::ensure;
 
 const COUNT: u64 = 20_000;
 const TIMEOUT_US: u64 = 20_000;

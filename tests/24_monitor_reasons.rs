@@ -9,7 +9,8 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, Pid, SpawnOptions};
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 #[inline(never)]
 fn recurse(depth: u64) -> u64 {

@@ -12,7 +12,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::sched::{self, Message, SpawnOptions};
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 /// Each process's result, as f64 bits (written before it reports).
 static RESULTS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];

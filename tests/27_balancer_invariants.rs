@@ -2,7 +2,7 @@
 //! completes exactly once (the workload checks), `imbalanced` leaves no core idle and keeps the
 //! busiest core within 1.5x the mean, no process exceeds `max_migrations`, bound processes
 //! never run elsewhere, no thief steals from one victim twice within `cooldown`, and with
-//! `protect_max=on` no max-priority process moves (`workloads::check_balancer_invariants`).
+//! `protect_max=on` no max-priority process moves (`beamcore_apps::testing::check_balancer_invariants`).
 //! With the cooldown at its maximum (2^40 counter ticks) thieves steal once per victim and
 //! then wait: the run must still end, since a core never waits out a cooldown with IRQs masked.
 //! `bounce` chases processes around the cores: the migration limit (default 100, and 10) must
@@ -20,10 +20,10 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, workloads};
+use beamcore::ExitCode;
 
 fn main() -> ExitCode {
-    workloads::run_configured_and_check()
+    beamcore_apps::testing::run_configured_and_check()
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

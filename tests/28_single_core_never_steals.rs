@@ -8,7 +8,8 @@
 #![no_main]
 
 use beamcore::sched::telemetry;
-use beamcore::{ExitCode, ensure, println, workloads};
+use beamcore::{ExitCode, println};
+use beamcore_apps::{ensure, workloads};
 
 fn main() -> ExitCode {
     let outcome = workloads::imbalanced(50, 5);
@@ -19,4 +20,4 @@ fn main() -> ExitCode {
     ExitCode::Success
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

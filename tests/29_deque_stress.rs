@@ -30,7 +30,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use beamcore::mm::layout::MAX_CORES;
 use beamcore::sched::deque::{NativeAtomics, Pop, Steal, Stealer, Worker, store_exclusive_injection};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 const TOTAL_ITEMS: u64 = 1_000_000;
 const PAIR_ITEMS: u64 = 4_000_000;

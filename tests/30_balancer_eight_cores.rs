@@ -10,10 +10,10 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, workloads};
+use beamcore::ExitCode;
 
 fn main() -> ExitCode {
-    workloads::run_configured_and_check()
+    beamcore_apps::testing::run_configured_and_check()
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

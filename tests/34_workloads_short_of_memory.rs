@@ -19,16 +19,17 @@
 #![no_std]
 #![no_main]
 
-use beamcore::config::Workload;
-use beamcore::{ExitCode, ensure, println, sched, workloads};
+use beamcore::{ExitCode, println, sched};
+use beamcore_apps::config::Workload;
+use beamcore_apps::{ensure, workloads};
 
 fn main() -> ExitCode {
-    let workload = beamcore::boot_config().workload;
+    let workload = beamcore_apps::config::args().workload;
     let before = sched::process_count();
     let outcome = workloads::run(workload);
     let after = sched::process_count();
     ensure!(after == before, "{} processes left after {}: {}", after - before, workload.name(), outcome.detail);
-    let too_big = workload == Workload::Hold && beamcore::boot_config().processes > 0;
+    let too_big = workload == Workload::Hold && beamcore_apps::config::args().processes > 0;
     let may_not_fit = matches!(workload, Workload::Imbalanced | Workload::Fib | Workload::Bang);
     if may_not_fit && !outcome.ok {
         ensure!(
@@ -57,4 +58,4 @@ fn main() -> ExitCode {
     ExitCode::Success
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

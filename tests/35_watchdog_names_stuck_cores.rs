@@ -15,14 +15,14 @@
 
 extern crate alloc;
 
-use beamcore::config::Workload;
 use beamcore::sched::{self, SpawnOptions};
 use beamcore::{ExitCode, println, smp};
+use beamcore_apps::config::Workload;
 
 /// The bootarg `workload=` picks the case (ring: stall, fib: frozen); nothing runs a workload.
 fn main() -> ExitCode {
     sched::arm_progress_watchdog(1);
-    if beamcore::boot_config().workload == Workload::Ring {
+    if beamcore_apps::config::args().workload == Workload::Ring {
         println!("test: stall: every process waits; expecting the watchdog to name cores 0 and 2");
         let _ = sched::spawn_with(SpawnOptions::default().bound_to(2), || {
             let _ = sched::receive();
@@ -50,4 +50,4 @@ fn main() -> ExitCode {
     ExitCode::Failure(1)
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

@@ -14,12 +14,13 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, ensure, println, sched, smp, workloads};
+use beamcore::{ExitCode, println, sched, smp};
+use beamcore_apps::{ensure, workloads};
 
 fn main() -> ExitCode {
     let cores = smp::cores_online();
     sched::arm_progress_watchdog(30);
-    let outcome = workloads::soak(u64::from(beamcore::boot_config().soak_s), 5_000);
+    let outcome = workloads::soak(u64::from(beamcore_apps::config::args().soak_s), 5_000);
     println!("soak: done on {cores} cores: {outcome}");
     ensure!(outcome.first_failure.is_none(), "{}", outcome.first_failure.unwrap_or_default());
     ensure!(outcome.steals > 0, "the soak stole nothing");
@@ -30,4 +31,4 @@ fn main() -> ExitCode {
     ExitCode::Success
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

@@ -29,7 +29,8 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use beamcore::sched::balance::StealAmount;
 use beamcore::sched::{self, Pid, Priority, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, workloads};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 /// Set to end every spinner of the current scenario.
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -144,7 +145,7 @@ fn main() -> ExitCode {
             ensure!(2 * stolen >= seen, "steal=half: {steals} steals took {stolen} of {seen} stealable, under half");
         }
     }
-    if let Err(why) = workloads::check_steal_amounts(config.amount, steals, stolen, seen) {
+    if let Err(why) = beamcore_apps::testing::check_steal_amounts(config.amount, steals, stolen, seen) {
         ensure!(false, "amount: {why}");
     }
     println!("test: amount: {steals} steals took {stolen} processes of {seen} stealable they saw");

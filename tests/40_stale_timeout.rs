@@ -21,7 +21,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::sched::{self, Message, SpawnOptions};
-use beamcore::{ExitCode, boot_config, ensure, println, smp, time};
+use beamcore::{ExitCode, boot_config, println, smp, time};
+use beamcore_apps::ensure;
 
 const FIRST_US: u64 = 5_000;
 const SECOND_US: u64 = 50_000;

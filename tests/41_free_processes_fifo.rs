@@ -19,7 +19,8 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use beamcore::sched::{self, Affinity, Message, Priority, SpawnOptions};
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 const CHILDREN: usize = 300;
 static LOG: [AtomicUsize; 2 * CHILDREN] = [const { AtomicUsize::new(usize::MAX) }; 2 * CHILDREN];

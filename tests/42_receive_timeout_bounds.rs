@@ -17,7 +17,8 @@
 #![no_main]
 
 use beamcore::sched::{self, Message, SpawnOptions};
-use beamcore::{ExitCode, boot_config, ensure, println, smp, time};
+use beamcore::{ExitCode, boot_config, println, smp, time};
+use beamcore_apps::ensure;
 
 const TIMEOUTS_US: [u64; 5] = [20_000, 1_000, 3_500, 250, 0];
 

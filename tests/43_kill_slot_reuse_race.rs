@@ -29,7 +29,8 @@ use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use beamcore::sched::{self, ExitReason, Message, Pid, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, time};
+use beamcore::{ExitCode, println, time};
+use beamcore_apps::ensure;
 
 const ROUNDS: u64 = 300;
 /// How long the second process of a round lives (waiting for nothing): longer than a slice.

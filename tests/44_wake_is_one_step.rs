@@ -29,7 +29,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use beamcore::sched::{self, Message, Pid, Priority, SpawnOptions};
-use beamcore::{ExitCode, boot_config, ensure, println, time};
+use beamcore::{ExitCode, boot_config, println, time};
+use beamcore_apps::ensure;
 
 const RECEIVERS: usize = 64;
 /// Sends by core 1's sender, one every `GAP_US` or so.

@@ -1,7 +1,7 @@
 //! The granularity experiment (`workload=grain`, `make bench BENCH=grain`) at both ends of its
 //! sweep and under both policies the benchmarks compare: tasks of 1 us and of 100 us, all
 //! spawned on core 0, each marking its own index; every task runs exactly once, every process
-//! completes, and the balancer's rules hold (`workloads::check_balancer_invariants`). The last
+//! completes, and the balancer's rules hold (`beamcore_apps::testing::check_balancer_invariants`). The last
 //! variant is the peers' policy (Go, Tokio): random victim, steal half, no cooldown, no
 //! thresholds. Small totals (5-20 ms of work) keep it quick; the benchmark runs 120 ms.
 //! qemu-test: configs=a72-smp4
@@ -15,10 +15,10 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, workloads};
+use beamcore::ExitCode;
 
 fn main() -> ExitCode {
-    workloads::run_configured_and_check()
+    beamcore_apps::testing::run_configured_and_check()
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

@@ -16,7 +16,8 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use beamcore::mm::layout::MAX_CORES;
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 static RUNS: [AtomicU32; MAX_CORES] = [const { AtomicU32::new(0) }; MAX_CORES];
 

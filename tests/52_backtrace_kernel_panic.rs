@@ -19,7 +19,7 @@
 
 extern crate alloc;
 
-use beamcore::{ExitCode, smp};
+use beamcore::ExitCode;
 
 /// Panics: the frame the backtrace must name first after the panic machinery.
 #[inline(never)]
@@ -40,7 +40,7 @@ fn kernel_outer_function(depth: u64) -> u64 {
 /// The panic comes from a kernel job on core 2 (scheduler context, not a process): it is the
 /// kernel's own and ends the run.
 fn main() -> ExitCode {
-    smp::run_as_kernel_job(2, || {
+    beamcore_apps::testing::run_as_kernel_job(2, || {
         core::hint::black_box(kernel_outer_function(1));
     })
 }

@@ -18,7 +18,7 @@
 
 extern crate alloc;
 
-use beamcore::{ExitCode, smp};
+use beamcore::ExitCode;
 
 /// Loads from unmapped memory: the instruction the backtrace's first frame must name.
 #[inline(never)]
@@ -35,7 +35,7 @@ fn kernel_faulting_outer(address: usize) -> u64 {
 }
 
 fn main() -> ExitCode {
-    smp::run_as_kernel_job(1, || {
+    beamcore_apps::testing::run_as_kernel_job(1, || {
         core::hint::black_box(kernel_faulting_outer(0x1_0000_0040));
     })
 }

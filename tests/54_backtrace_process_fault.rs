@@ -27,7 +27,8 @@
 extern crate alloc;
 
 use beamcore::sched::{self, ExitReason, Message, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 /// Loads from `address`, unmapped: the instruction the fault's backtrace starts at.
 #[inline(never)]

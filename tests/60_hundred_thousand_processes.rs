@@ -12,15 +12,16 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, ensure, println, sched, workloads};
+use beamcore::{ExitCode, println, sched};
+use beamcore_apps::{ensure, workloads};
 
 /// Most RAM an idle process may cost.
 const MAX_BYTES_PER_PROCESS: u64 = 5 * 1024;
 
 fn main() -> ExitCode {
     sched::arm_progress_watchdog(30);
-    let wanted = beamcore::boot_config().processes as u64;
-    let outcome = workloads::run(beamcore::boot_config().workload);
+    let wanted = beamcore_apps::config::args().processes as u64;
+    let outcome = workloads::run(beamcore_apps::config::args().workload);
     ensure!(outcome.ok, "hold failed: {}", outcome.detail);
     let Some(run) = workloads::last_hold() else {
         println!("test failed: the hold workload left no measurements");
@@ -37,4 +38,4 @@ fn main() -> ExitCode {
     ExitCode::Success
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

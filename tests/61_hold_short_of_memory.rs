@@ -11,11 +11,12 @@
 #![no_main]
 
 use beamcore::sched::{self, SpawnError};
-use beamcore::{ExitCode, ensure, println, workloads};
+use beamcore::{ExitCode, println};
+use beamcore_apps::{ensure, workloads};
 
 fn main() -> ExitCode {
     sched::arm_progress_watchdog(30);
-    let outcome = workloads::run(beamcore::boot_config().workload);
+    let outcome = workloads::run(beamcore_apps::config::args().workload);
     ensure!(!outcome.ok, "100,000 processes fitted in 128 MiB: {}", outcome.detail);
     let Some(run) = workloads::last_hold() else {
         println!("test failed: the hold workload left no measurements");
@@ -31,4 +32,4 @@ fn main() -> ExitCode {
     ExitCode::Success
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

@@ -17,7 +17,8 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use beamcore::arch::cpu;
 use beamcore::sched::{self, ExitReason, Message, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp, time};
+use beamcore::{ExitCode, println, smp, time};
+use beamcore_apps::ensure;
 
 /// Bytes of each level's buffer: about a kilobyte a level.
 const LEVEL_BYTES: usize = 1000;

@@ -18,7 +18,8 @@ extern crate alloc;
 use alloc::vec::Vec;
 
 use beamcore::sched::{self, ExitReason, Message, Pid, SpawnError, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 /// Two megabytes of stack, a kilobyte a level.
 #[inline(never)]

@@ -15,7 +15,8 @@ extern crate alloc;
 use alloc::vec::Vec;
 
 use beamcore::sched::{self, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 fn idle(main: Pid) -> impl FnOnce() + Send + 'static {
     move || {

@@ -21,7 +21,8 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use beamcore::sched::{self, Message, RUN_NEXT_CAP, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 const ROUND_TRIPS: u64 = 2_000;
 /// Turns the pair has taken (each increments it when its receive returns).

@@ -22,14 +22,15 @@
 #![no_std]
 #![no_main]
 
-use beamcore::config::Workload;
 use beamcore::sched::{self, telemetry::total};
-use beamcore::{ExitCode, boot_config, ensure, println, smp, workloads};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::config::{Workload, args};
+use beamcore_apps::{ensure, workloads};
 
 fn main() -> ExitCode {
     sched::arm_progress_watchdog(20);
-    let rounds = boot_config().rounds;
-    ensure!(boot_config().workload == Workload::Offline, "needs workload=offline");
+    let rounds = args().rounds;
+    ensure!(args().workload == Workload::Offline, "needs workload=offline");
     let cores = smp::cores_online();
     ensure!(cores >= 2, "needs at least 2 cores");
     let outcome = workloads::run(Workload::Offline);
@@ -56,4 +57,4 @@ fn main() -> ExitCode {
     ExitCode::Success
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

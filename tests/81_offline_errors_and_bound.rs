@@ -25,7 +25,8 @@ use alloc::boxed::Box;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::sched::{self, Message, OfflineError, OnlineError, SpawnError, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp, time};
+use beamcore::{ExitCode, println, smp, time};
+use beamcore_apps::ensure;
 
 extern crate alloc;
 

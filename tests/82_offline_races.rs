@@ -24,7 +24,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use beamcore::sched::{self, Message, SpawnOptions, telemetry::total};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 const ROUNDS: usize = 24;
 const MESSAGES: u64 = 300;

@@ -27,7 +27,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::arch::cpu;
 use beamcore::sched::{self, CoreMask, Message, SpawnError, SpawnOptions};
-use beamcore::{ExitCode, ensure, println, smp};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::ensure;
 
 const PROCESSES: usize = 160;
 const TURNS: u64 = 24;

@@ -33,7 +33,8 @@ use core::sync::atomic::Ordering;
 use beamcore::arch::cpu;
 use beamcore::sched::queue_wait::{WAIT_BUCKETS, bucket_of_us, bucket_range_us, mean_us};
 use beamcore::sched::{self, Message, Priority, SpawnOptions};
-use beamcore::{ExitCode, ensure, println};
+use beamcore::{ExitCode, println};
+use beamcore_apps::ensure;
 
 const BUSY: usize = 4;
 const TURNS: u64 = 20;

@@ -28,10 +28,11 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use beamcore::arch::cpu;
-use beamcore::config::Workload;
 use beamcore::mm::layout::MAX_CORES;
 use beamcore::sched::{self, Message, Priority, QueueMode, SpawnOptions, SpawnPlacement, telemetry::total};
-use beamcore::{ExitCode, ensure, println, smp, workloads};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::config::Workload;
+use beamcore_apps::{ensure, workloads};
 
 /// Start order of the priority check's processes.
 static STARTED: AtomicUsize = AtomicUsize::new(0);
@@ -170,4 +171,4 @@ fn main() -> ExitCode {
     ExitCode::Success
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

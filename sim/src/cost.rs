@@ -72,7 +72,7 @@ const FALLBACK: [(&str, f64); 8] = [
     ("balance.nqueens.default.1cores.guest_ms", 202.158),
 ];
 
-/// Work units of the one-core runs used to size a unit (`kernel/workloads.rs`: imbalanced(400,
+/// Work units of the one-core runs used to size a unit (`apps/workloads.rs`: imbalanced(400,
 /// 40) credits 16,000 units; nqueens(13) 292,246).
 const IMBALANCED_UNITS: f64 = 16_000.0;
 const IMBALANCED_PROCESSES: f64 = 400.0;

@@ -1,4 +1,4 @@
-//! The workloads of `kernel/workloads.rs`, as process programs the simulator runs: the same
+//! The workloads of `apps/workloads.rs`, as process programs the simulator runs: the same
 //! processes, spawned where the kernel spawns them, with the same priorities, bindings,
 //! messages and reductions; their computation is a duration from the cost model instead of
 //! real instructions.

@@ -40,83 +40,14 @@ pub struct Config {
     pub balance: BalanceConfig,
     /// No steal from the same victim within this many nanoseconds of the last success.
     pub cooldown_ns: u64,
-    /// What `make run` runs.
-    pub workload: Workload,
     /// Record scheduling events per core and dump them at the end of the run.
     pub trace: bool,
-    /// Seconds of guest time the soak program (`make soak`) keeps running workloads.
-    pub soak_s: u32,
-    /// Work per task of `workload=grain`, in nanoseconds of guest time at one instruction per
-    /// nanosecond (`-icount shift=0`): about that many instructions.
-    pub grain_ns: u32,
-    /// Total work of `workload=grain` in milliseconds (at one instruction per nanosecond): the
-    /// workload runs `grain_ms * 1_000_000 / grain_ns` tasks.
-    pub grain_ms: u32,
     /// Most processes alive at once: `spawn` fails with `TableFull` beyond (like ERTS's `+P`).
     pub max_processes: usize,
-    /// Processes `workload=hold` keeps alive at once; 0: as many as memory allows.
-    pub processes: usize,
-    /// `workload=offline`: times every core but 0 goes offline and comes back.
-    pub rounds: u32,
     /// Where runnable processes wait: per-core deques (with stealing) or one shared queue.
     pub queues: QueueMode,
     /// On which core a new free process starts when its spawner names none.
     pub placement: SpawnPlacement,
-}
-
-/// The demo workloads of `make run` (bootarg `workload=`); each checks its own result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Workload {
-    /// Every process spawned on core 0: only stealing spreads the work.
-    #[default]
-    Imbalanced,
-    /// Recursive fork-join: each process spawns two children and waits for their results.
-    Fib,
-    /// A token passed around a ring of processes.
-    Ring,
-    /// All four priorities, some processes bound to cores.
-    Mixed,
-    /// N-queens: one process per placement of the first two queens; counts the solutions.
-    Nqueens,
-    /// Unbalanced tree search (binomial): a process per tree node, counting the nodes.
-    Uts,
-    /// Many senders, one receiver (Erlang's "bang" benchmark).
-    Bang,
-    /// All-to-all ping-pong among many processes (Erlang's "big" benchmark).
-    Big,
-    /// Processes chased from core to core by moving load, until the migration limit holds
-    /// them (the test of `max_migrations`).
-    Bounce,
-    /// The granularity experiment: `grain_ms` of work cut into tasks of `grain_ns` each, every
-    /// task spawned on core 0; each must run exactly once.
-    Grain,
-    /// `processes` processes alive at once, each blocked in `receive`; then each is sent a
-    /// message and must answer it and end.
-    Hold,
-    /// fib and uts while a controller takes cores 1..N-1 offline and back `rounds` times,
-    /// with processes bound to those cores; every process must run exactly once.
-    Offline,
-}
-
-impl Workload {
-    pub const ALL: [Workload; 12] = [
-        Workload::Imbalanced,
-        Workload::Fib,
-        Workload::Ring,
-        Workload::Mixed,
-        Workload::Nqueens,
-        Workload::Uts,
-        Workload::Bang,
-        Workload::Big,
-        Workload::Bounce,
-        Workload::Grain,
-        Workload::Hold,
-        Workload::Offline,
-    ];
-
-    pub fn name(self) -> &'static str {
-        WORKLOADS[self as usize]
-    }
 }
 
 impl Default for Config {
@@ -129,14 +60,8 @@ impl Default for Config {
             strategy: Strategy::Load,
             balance: BalanceConfig::default(),
             cooldown_ns: DEFAULT_COOLDOWN_NS,
-            workload: Workload::Imbalanced,
             trace: false,
-            soak_s: 120,
-            grain_ns: 10_000,
-            grain_ms: 120,
             max_processes: MAX_PROCESSES,
-            processes: DEFAULT_HOLD_PROCESSES,
-            rounds: 4,
             queues: QueueMode::PerCore,
             placement: SpawnPlacement::Local,
         }
@@ -150,8 +75,8 @@ impl fmt::Display for Config {
         write!(
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
-             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} workload={} trace={} soak_s={} grain_ns={} grain_ms={} \
-             max_processes={} processes={} rounds={} queues={} placement={}",
+             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} trace={} max_processes={} \
+             queues={} placement={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -166,14 +91,8 @@ impl fmt::Display for Config {
             on_off(b.protect_max),
             on_off(b.rebalance),
             b.rebalance_ratio,
-            self.workload.name(),
             on_off(self.trace),
-            self.soak_s,
-            self.grain_ns,
-            self.grain_ms,
             self.max_processes,
-            self.processes,
-            self.rounds,
             self.queues,
             self.placement
         )
@@ -185,8 +104,9 @@ impl fmt::Display for Config {
 pub enum RejectReason {
     /// Not of the form `key=value`.
     NotKeyValue,
-    /// No setting has this name.
-    UnknownKey,
+    /// Neither the kernel nor the program has a setting of this name; `program_keys` are the
+    /// program's (the kernel's are listed too when the rejection is shown).
+    UnknownKey { program_keys: &'static [&'static str] },
     /// The value is not a decimal number.
     NotANumber,
     /// A decimal number, but too large even to hold (more than `u64::MAX`); `max` is the
@@ -209,7 +129,13 @@ impl fmt::Display for RejectReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RejectReason::NotKeyValue => write!(f, "expected key=value"),
-            RejectReason::UnknownKey => write!(f, "unknown key (known: {})", KnownKeys),
+            RejectReason::UnknownKey { program_keys } => {
+                write!(f, "unknown key (known: {KnownKeys}")?;
+                for key in program_keys.iter() {
+                    write!(f, ", {key}")?;
+                }
+                write!(f, ")")
+            }
             RejectReason::NotANumber => write!(f, "not a decimal number"),
             RejectReason::TooLarge { max } => write!(f, "number too large (at most {max})"),
             RejectReason::OutOfRange { min, max } => write!(f, "out of range {min}..={max}"),
@@ -280,38 +206,117 @@ pub struct Parsed<'a> {
     pub rejections: heapless::Vec<Rejection<'a>, MAX_REJECTIONS>,
 }
 
-enum Value {
-    Number {
-        min: u64,
-        max: u64,
-        apply: fn(&mut Config, u64),
-    },
+/// What a setting's value must be, and how it changes the configuration `C` it belongs to.
+pub enum Value<C> {
+    /// A decimal number in `min..=max`.
+    Number { min: u64, max: u64, apply: fn(&mut C, u64) },
     /// One of `names`; `apply` gets the index of the one given.
-    Choice {
-        names: &'static [&'static str],
-        apply: fn(&mut Config, usize),
-    },
+    Choice { names: &'static [&'static str], apply: fn(&mut C, usize) },
 }
 
-struct Setting {
-    key: &'static str,
-    value: Value,
+/// One `key=value` setting of the configuration `C`.
+pub struct Setting<C> {
+    pub key: &'static str,
+    pub value: Value<C>,
 }
 
-const fn number(key: &'static str, min: u64, max: u64, apply: fn(&mut Config, u64)) -> Setting {
+/// A numeric setting: `key=<min..=max>`.
+pub const fn number<C>(key: &'static str, min: u64, max: u64, apply: fn(&mut C, u64)) -> Setting<C> {
     Setting { key, value: Value::Number { min, max, apply } }
 }
 
-const fn choice(key: &'static str, names: &'static [&'static str], apply: fn(&mut Config, usize)) -> Setting {
+/// A setting naming one of `names`.
+pub const fn choice<C>(key: &'static str, names: &'static [&'static str], apply: fn(&mut C, usize)) -> Setting<C> {
     Setting { key, value: Value::Choice { names, apply } }
 }
 
-const ON_OFF: &[&str] = &["off", "on"];
-const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
-const WORKLOADS: &[&str] =
-    &["imbalanced", "fib", "ring", "mixed", "nqueens", "uts", "bang", "big", "bounce", "grain", "hold", "offline"];
+/// A program's settings: the words of the command line that the kernel does not know and the
+/// program does (the demo workloads' `workload=`, `rounds=`, ...). The kernel parses them in the
+/// same pass as its own, so a word that neither knows is still reported, with one message.
+pub struct Table<C: 'static> {
+    settings: &'static [Setting<C>],
+    keys: &'static [&'static str],
+}
 
-const SETTINGS: &[Setting] = &[
+impl<C> Table<C> {
+    /// `keys` must be `settings`' keys in order (they name the program's keys in the message
+    /// for an unknown key). Checked here, so a `static` table that disagrees does not compile.
+    pub const fn new(settings: &'static [Setting<C>], keys: &'static [&'static str]) -> Self {
+        assert!(settings.len() == keys.len(), "a program's settings and its key list differ in length");
+        let mut i = 0;
+        while i < keys.len() {
+            assert!(same_str(settings[i].key, keys[i]), "a program's key list does not follow its settings");
+            i += 1;
+        }
+        Table { settings, keys }
+    }
+
+    /// The empty table: a program with no settings of its own.
+    pub const EMPTY: Table<C> = Table { settings: &[], keys: &[] };
+
+    pub fn keys(&self) -> &'static [&'static str] {
+        self.keys
+    }
+}
+
+const fn same_str(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The program's side of a parse: the words whose key the kernel does not know are offered here.
+pub trait ProgramWords {
+    /// Applies `key=value` if `key` is one of the program's settings; `None` if it is not.
+    fn apply(&mut self, key: &str, value: &str) -> Option<Result<(), RejectReason>>;
+    /// The program's keys (for the message naming every known key).
+    fn keys(&self) -> &'static [&'static str];
+}
+
+/// A program's configuration `C` being parsed with its [`Table`].
+pub struct TableWords<C: 'static> {
+    pub table: &'static Table<C>,
+    pub config: C,
+}
+
+impl<C> ProgramWords for TableWords<C> {
+    fn apply(&mut self, key: &str, value: &str) -> Option<Result<(), RejectReason>> {
+        let setting = self.table.settings.iter().find(|s| s.key == key)?;
+        Some(apply_value(&setting.value, &mut self.config, value))
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        self.table.keys
+    }
+}
+
+/// A program with no settings of its own.
+pub struct NoProgramWords;
+
+impl ProgramWords for NoProgramWords {
+    fn apply(&mut self, _key: &str, _value: &str) -> Option<Result<(), RejectReason>> {
+        None
+    }
+
+    fn keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+}
+
+const STRATEGIES: &[&str] = &["random", "load", "locality", "p2c", "adaptive"];
+/// `on|off` (the index is 1 for `on`).
+pub const ON_OFF: &[&str] = &["off", "on"];
+
+const SETTINGS: &[Setting<Config>] = &[
     number("slice_us", 100, 1_000_000, |c, v| c.slice_us = v as u32),
     number("maxcpus", 1, MAX_CORES as u64, |c, v| c.maxcpus = v as usize),
     number("ticks", 1, MAX_TICKS, |c, v| c.ticks = v as u32),
@@ -326,20 +331,11 @@ const SETTINGS: &[Setting] = &[
     choice("protect_max", ON_OFF, |c, i| c.balance.protect_max = i == 1),
     choice("rebalance", ON_OFF, |c, i| c.balance.rebalance = i == 1),
     number("rebalance_ratio", 2, 1_000, |c, v| c.balance.rebalance_ratio = v),
-    choice("workload", WORKLOADS, |c, i| c.workload = Workload::ALL[i]),
     choice("trace", ON_OFF, |c, i| c.trace = i == 1),
-    number("soak_s", 1, 86_400, |c, v| c.soak_s = v as u32),
-    number("grain_ns", 100, 10_000_000, |c, v| c.grain_ns = v as u32),
-    number("grain_ms", 1, 10_000, |c, v| c.grain_ms = v as u32),
     number("max_processes", 1, MAX_PROCESSES as u64, |c, v| c.max_processes = v as usize),
-    number("processes", 0, MAX_PROCESSES as u64, |c, v| c.processes = v as usize),
-    number("rounds", 1, 1_000, |c, v| c.rounds = v as u32),
     choice("queues", QueueMode::NAMES, |c, i| c.queues = QueueMode::ALL[i]),
     choice("placement", SpawnPlacement::NAMES, |c, i| c.placement = SpawnPlacement::ALL[i]),
 ];
-
-/// What `workload=hold` holds unless `processes=` says otherwise.
-pub const DEFAULT_HOLD_PROCESSES: usize = 10_000;
 
 /// Largest `ticks=`: the boot check of `make run` waits this many ticks with no progress line,
 /// so at the default 1 ms tick at most 10 s.
@@ -361,11 +357,12 @@ impl fmt::Display for KnownKeys {
     }
 }
 
-/// Parses a command line (raw bytes, words separated by ASCII whitespace). Later words override
-/// earlier ones for the same key. `last_word_cut`: the line is the beginning of a longer one,
+/// Parses a command line (raw bytes, words separated by ASCII whitespace) into the kernel's
+/// [`Config`], offering every word whose key the kernel does not know to `program`. Later words
+/// override earlier ones for the same key. `last_word_cut`: the line is the beginning of a longer one,
 /// cut inside its last word (see [`beamcore_platform::BootargsCut::InWord`]); that word is
 /// rejected, not applied.
-pub fn parse(command_line: &[u8], last_word_cut: bool) -> Parsed<'_> {
+pub fn parse<'a>(command_line: &'a [u8], last_word_cut: bool, program: &mut dyn ProgramWords) -> Parsed<'a> {
     let mut parsed = Parsed { config: Config::default(), rejections: heapless::Vec::new() };
     let mut words = command_line.split(u8::is_ascii_whitespace).filter(|word| !word.is_empty()).peekable();
     while let Some(word) = words.next() {
@@ -374,7 +371,7 @@ pub fn parse(command_line: &[u8], last_word_cut: bool) -> Parsed<'_> {
         } else {
             core::str::from_utf8(word)
                 .map_err(|_| RejectReason::NotUtf8)
-                .and_then(|text| apply_word(&mut parsed.config, text))
+                .and_then(|text| apply_word(&mut parsed.config, program, text))
         };
         if let Err(reason) = outcome {
             let rejection = Rejection { word, reason };
@@ -387,19 +384,30 @@ pub fn parse(command_line: &[u8], last_word_cut: bool) -> Parsed<'_> {
     parsed
 }
 
-fn apply_word(config: &mut Config, word: &str) -> Result<(), RejectReason> {
+fn apply_word(config: &mut Config, program: &mut dyn ProgramWords, word: &str) -> Result<(), RejectReason> {
     let (key, value) = match word.split_once('=') {
         Some((key, value)) if !key.is_empty() => (key, value),
         _ if FOREIGN_KEYS.contains(&word) => return Ok(()),
         _ => return Err(RejectReason::NotKeyValue),
     };
-    let Some(setting) = SETTINGS.iter().find(|s| s.key == key) else {
-        // `module.param=value` words are for Linux modules; skip them like foreign keys.
-        return if FOREIGN_KEYS.contains(&key) || key.contains('.') { Ok(()) } else { Err(RejectReason::UnknownKey) };
-    };
-    match setting.value {
+    if let Some(setting) = SETTINGS.iter().find(|s| s.key == key) {
+        return apply_value(&setting.value, config, value);
+    }
+    if let Some(outcome) = program.apply(key, value) {
+        return outcome;
+    }
+    // `module.param=value` words are for Linux modules; skip them like foreign keys.
+    if FOREIGN_KEYS.contains(&key) || key.contains('.') {
+        Ok(())
+    } else {
+        Err(RejectReason::UnknownKey { program_keys: program.keys() })
+    }
+}
+
+fn apply_value<C>(value: &Value<C>, config: &mut C, text: &str) -> Result<(), RejectReason> {
+    match *value {
         Value::Number { min, max, apply } => {
-            let number = parse_number(value).map_err(|error| match error {
+            let number = parse_number(text).map_err(|error| match error {
                 NumberError::NotDecimal => RejectReason::NotANumber,
                 NumberError::Overflow => RejectReason::TooLarge { max },
             })?;
@@ -409,7 +417,7 @@ fn apply_word(config: &mut Config, word: &str) -> Result<(), RejectReason> {
             apply(config, number);
         }
         Value::Choice { names, apply } => {
-            let index = names.iter().position(|&name| name == value).ok_or(RejectReason::NotOneOf(names))?;
+            let index = names.iter().position(|&name| name == text).ok_or(RejectReason::NotOneOf(names))?;
             apply(config, index);
         }
     }
@@ -441,7 +449,7 @@ mod tests {
 
     /// A whole command line given as text.
     fn parse(line: &str) -> Parsed<'_> {
-        super::parse(line.as_bytes(), false)
+        super::parse(line.as_bytes(), false, &mut NoProgramWords)
     }
 
     fn words<'a>(parsed: &Parsed<'a>) -> Vec<(&'a [u8], RejectReason)> {
@@ -471,7 +479,7 @@ mod tests {
             vec![
                 (&b"slice_us=fast"[..], RejectReason::NotANumber),
                 (b"maxcpus=0", RejectReason::OutOfRange { min: 1, max: MAX_CORES as u64 }),
-                (b"bogus=1", RejectReason::UnknownKey),
+                (b"bogus=1", RejectReason::UnknownKey { program_keys: &[] }),
                 (b"ticks", RejectReason::NotKeyValue),
                 (b"justtext", RejectReason::NotKeyValue),
                 (b"=3", RejectReason::NotKeyValue),
@@ -481,8 +489,8 @@ mod tests {
         assert_eq!(
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
-             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, workload, trace, soak_s, grain_ns, grain_ms, \
-             max_processes, processes, rounds, queues, placement)"
+             imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, trace, max_processes, \
+             queues, placement)"
         );
     }
 
@@ -510,22 +518,19 @@ mod tests {
             format!(
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
-                 workload=imbalanced trace=off soak_s=120 grain_ns=10000 grain_ms=120 max_processes={MAX_PROCESSES} \
-                 processes=10000 rounds=4 queues=percore placement=local"
+                 trace=off max_processes={MAX_PROCESSES} queues=percore placement=local"
             )
         );
     }
 
     #[test]
     fn balancer_settings_parse_and_bad_names_are_rejected() {
-        let parsed =
-            parse("strategy=p2c steal=half protect_max=on rebalance=off cooldown=5000 workload=fib strategy=busy");
+        let parsed = parse("strategy=p2c steal=half protect_max=on rebalance=off cooldown=5000 strategy=busy");
         let c = parsed.config;
         assert_eq!(c.strategy, Strategy::P2c);
         assert_eq!(c.balance.amount, StealAmount::Half);
         assert!(c.balance.protect_max && !c.balance.rebalance);
         assert_eq!(c.cooldown_ns, 5000);
-        assert_eq!(c.workload, Workload::Fib);
         assert_eq!(parsed.rejections.len(), 1);
         assert_eq!(
             parsed.rejections[0].to_string(),
@@ -560,18 +565,6 @@ mod tests {
     }
 
     #[test]
-    fn grain_settings_parse_within_their_ranges() {
-        let parsed = parse("workload=grain grain_ns=1000 grain_ms=5");
-        assert!(parsed.rejections.is_empty());
-        assert_eq!(parsed.config.workload, Workload::Grain);
-        assert_eq!((parsed.config.grain_ns, parsed.config.grain_ms), (1000, 5));
-        let parsed = parse("grain_ns=99 grain_ns=10000001 grain_ms=0");
-        assert_eq!(parsed.config, Config::default());
-        assert_eq!(parsed.rejections[0].reason, RejectReason::OutOfRange { min: 100, max: 10_000_000 });
-        assert_eq!(parsed.rejections[2].reason, RejectReason::OutOfRange { min: 1, max: 10_000 });
-    }
-
-    #[test]
     fn queue_and_placement_settings_parse_and_bad_values_are_rejected() {
         let parsed = parse("queues=shared placement=round_robin");
         assert!(parsed.rejections.is_empty());
@@ -596,21 +589,18 @@ mod tests {
 
     #[test]
     fn process_settings_parse_within_their_ranges() {
-        let parsed = parse("workload=hold processes=100_000 max_processes=500");
+        let parsed = parse("max_processes=500");
         assert!(parsed.rejections.is_empty());
-        assert_eq!(parsed.config.workload, Workload::Hold);
-        assert_eq!((parsed.config.processes, parsed.config.max_processes), (100_000, 500));
-        assert_eq!(parse("processes=0").config.processes, 0, "0: as many as fit");
-        let parsed = parse("max_processes=0 max_processes=2097153 processes=2097153");
+        assert_eq!(parsed.config.max_processes, 500);
+        let parsed = parse("max_processes=0 max_processes=2097153");
         assert_eq!(parsed.config, Config::default());
         let range = RejectReason::OutOfRange { min: 1, max: MAX_PROCESSES as u64 };
         assert_eq!(words(&parsed)[..2], [(&b"max_processes=0"[..], range), (b"max_processes=2097153", range)]);
-        assert_eq!(parsed.rejections[2].reason, RejectReason::OutOfRange { min: 0, max: MAX_PROCESSES as u64 });
     }
 
     #[test]
     fn a_word_that_is_not_utf8_is_reported_and_the_others_apply() {
-        let parsed = super::parse(b"ticks=7 bad\xffword=1 maxcpus=2 \xc3", false);
+        let parsed = super::parse(b"ticks=7 bad\xffword=1 maxcpus=2 \xc3", false, &mut NoProgramWords);
         assert_eq!(parsed.config, Config { ticks: 7, maxcpus: 2, ..Config::default() });
         assert_eq!(
             words(&parsed),
@@ -619,14 +609,14 @@ mod tests {
         assert_eq!(parsed.rejections[0].to_string(), "bootargs: bad\\xffword=1 ignored: not valid UTF-8");
         assert_eq!(parsed.rejections[1].to_string(), "bootargs: \\xc3 ignored: not valid UTF-8");
         // A valid value followed by a bad byte is not applied either.
-        let parsed = super::parse(b"ticks=5\x80", false);
+        let parsed = super::parse(b"ticks=5\x80", false, &mut NoProgramWords);
         assert_eq!(parsed.config, Config::default());
         assert_eq!(parsed.rejections[0].reason, RejectReason::NotUtf8);
     }
 
     #[test]
     fn a_word_cut_at_the_limit_is_reported_not_applied() {
-        let parsed = super::parse(b"ticks=7 slice_us=100", true);
+        let parsed = super::parse(b"ticks=7 slice_us=100", true, &mut NoProgramWords);
         assert_eq!(parsed.config, Config { ticks: 7, ..Config::default() }, "slice_us=100 must not apply");
         assert_eq!(words(&parsed), vec![(&b"slice_us=100"[..], RejectReason::CutOff)]);
         assert_eq!(
@@ -634,16 +624,19 @@ mod tests {
             "bootargs: slice_us=100 ignored: cut off at the 512-byte command-line limit"
         );
         // Not cut: the same last word applies.
-        assert_eq!(super::parse(b"ticks=7 slice_us=100", false).config.slice_us, 100);
+        assert_eq!(super::parse(b"ticks=7 slice_us=100", false, &mut NoProgramWords).config.slice_us, 100);
         // Trailing whitespace does not make another word the last one.
-        assert_eq!(words(&super::parse(b"ticks=7  ", true)), vec![(&b"ticks=7"[..], RejectReason::CutOff)]);
+        assert_eq!(
+            words(&super::parse(b"ticks=7  ", true, &mut NoProgramWords)),
+            vec![(&b"ticks=7"[..], RejectReason::CutOff)]
+        );
     }
 
     #[test]
     fn bootargs_from_a_tree_that_are_not_utf8_keep_their_valid_words() {
         // The bytes beamcore-platform reads from tests/data/virt-el2-smp4.dtb with one byte of
         // "bogus" made invalid UTF-8 (its `bootargs_that_are_not_utf8_are_kept_as_bytes`).
-        let parsed = super::parse(b"ticks=5 \xffogus", false);
+        let parsed = super::parse(b"ticks=5 \xffogus", false, &mut NoProgramWords);
         assert_eq!(parsed.config.ticks, 5);
         assert_eq!(parsed.rejections[0].to_string(), "bootargs: \\xffogus ignored: not valid UTF-8");
     }
@@ -661,14 +654,14 @@ mod tests {
         let cut = beamcore_platform::copy_command_line(&mut kept, &line);
         assert_eq!(cut, beamcore_platform::BootargsCut::InWord);
         assert!(kept.ends_with(b" slice_us=100"));
-        let parsed = super::parse(&kept, cut == beamcore_platform::BootargsCut::InWord);
+        let parsed = super::parse(&kept, cut == beamcore_platform::BootargsCut::InWord, &mut NoProgramWords);
         assert_eq!(parsed.config.slice_us, 1000, "the cut word must not apply as slice_us=100");
         assert_eq!(words(&parsed).last(), Some(&(&b"slice_us=100"[..], RejectReason::CutOff)));
     }
 
     #[test]
     fn control_characters_and_backslashes_are_escaped_in_rejections() {
-        let parsed = super::parse(b"\x1b[2Jbogus=1 a\\b \x7f=1 k=\xc2\x85 w\xc3\xb6rd", false);
+        let parsed = super::parse(b"\x1b[2Jbogus=1 a\\b \x7f=1 k=\xc2\x85 w\xc3\xb6rd", false, &mut NoProgramWords);
         let shown: Vec<String> = parsed.rejections.iter().map(|r| r.to_string()).collect();
         assert!(shown[0].starts_with("bootargs: \\x1b[2Jbogus=1 ignored: unknown key"), "{}", shown[0]);
         assert_eq!(shown[1], "bootargs: a\\\\b ignored: expected key=value");
@@ -734,7 +727,7 @@ mod tests {
             line in proptest::collection::vec(proptest::num::u8::ANY, 0..600),
             cut in proptest::bool::ANY,
         ) {
-            let parsed = super::parse(&line, cut);
+            let parsed = super::parse(&line, cut, &mut NoProgramWords);
             for rejection in &parsed.rejections {
                 let shown = rejection.to_string();
                 proptest::prop_assert!(!shown.chars().any(char::is_control), "{:?}", shown);
@@ -748,9 +741,48 @@ mod tests {
             let mut line = b"ticks=7 ".to_vec();
             line.extend_from_slice(&garbage);
             line.extend_from_slice(b" maxcpus=2");
-            let parsed = super::parse(&line, false);
+            let parsed = super::parse(&line, false, &mut NoProgramWords);
             proptest::prop_assert_eq!(parsed.config, Config { ticks: 7, maxcpus: 2, ..Config::default() });
             proptest::prop_assert_eq!(words(&parsed), vec![(&garbage[..], RejectReason::NotUtf8)]);
         }
+    }
+
+    /// A program's settings, as a program adds them (the demo workloads' crate has the real ones).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct Demo {
+        rounds: u32,
+        mode: usize,
+    }
+
+    static DEMO: Table<Demo> = Table::new(
+        &[number("rounds", 1, 9, |c, v| c.rounds = v as u32), choice("mode", ON_OFF, |c, i| c.mode = i)],
+        &["rounds", "mode"],
+    );
+
+    #[test]
+    fn a_programs_words_apply_to_it_and_unknown_words_name_both_key_lists() {
+        let mut program = TableWords { table: &DEMO, config: Demo::default() };
+        let parsed = super::parse(b"ticks=3 rounds=4 mode=on rounds=10 mode=maybe bogus=1", false, &mut program);
+        assert_eq!(parsed.config, Config { ticks: 3, ..Config::default() }, "the kernel's words stay the kernel's");
+        assert_eq!(program.config, Demo { rounds: 4, mode: 1 });
+        assert_eq!(
+            words(&parsed),
+            vec![
+                (&b"rounds=10"[..], RejectReason::OutOfRange { min: 1, max: 9 }),
+                (b"mode=maybe", RejectReason::NotOneOf(ON_OFF)),
+                (b"bogus=1", RejectReason::UnknownKey { program_keys: &["rounds", "mode"] }),
+            ]
+        );
+        assert!(parsed.rejections[2].to_string().ends_with("queues, placement, rounds, mode)"));
+        // Without the program, its words are unknown keys.
+        let alone = parse("rounds=4");
+        assert_eq!(words(&alone), vec![(&b"rounds=4"[..], RejectReason::UnknownKey { program_keys: &[] })]);
+    }
+
+    #[test]
+    #[should_panic(expected = "key list does not follow")]
+    fn a_table_whose_key_list_disagrees_is_refused() {
+        static ONE: [Setting<Demo>; 1] = [number("rounds", 1, 9, |c, v| c.rounds = v as u32)];
+        let _ = Table::<Demo>::new(&ONE, &["round"]);
     }
 }

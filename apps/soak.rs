@@ -6,13 +6,14 @@
 #![no_std]
 #![no_main]
 
-use beamcore::{ExitCode, println, sched, smp, workloads};
+use beamcore::{ExitCode, println, sched, smp};
+use beamcore_apps::workloads;
 
 /// Tiny processes in each steal storm (one per strategy per round): most of the soak's steals.
 const STORM_PROCESSES: usize = 100_000;
 
 fn main() -> ExitCode {
-    let seconds = u64::from(beamcore::boot_config().soak_s);
+    let seconds = u64::from(beamcore_apps::config::args().soak_s);
     let cores = smp::cores_online();
     println!("soak: {cores} cores, every workload under every strategy, for {seconds} s of guest time");
     sched::arm_progress_watchdog(30);
@@ -36,4 +37,4 @@ fn main() -> ExitCode {
     }
 }
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

@@ -8,7 +8,8 @@
 
 use beamcore::report::JsonObject;
 use beamcore::sched::telemetry;
-use beamcore::{ExitCode, println, smp, workloads};
+use beamcore::{ExitCode, println, smp};
+use beamcore_apps::workloads;
 
 /// Seconds of guest time without progress after which the watchdog ends the run.
 const PROGRESS_WATCHDOG_S: u64 = 10;
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
 
     // From here on a run that stops making progress is ended with a report, not left to hang.
     beamcore::sched::arm_progress_watchdog(PROGRESS_WATCHDOG_S);
-    let workload = beamcore::boot_config().workload;
+    let workload = beamcore_apps::config::args().workload;
     let started = beamcore::time::now_ticks();
     let outcome = workloads::run(workload);
     let elapsed_us = beamcore::time::ticks_to_us(beamcore::time::now_ticks() - started);
@@ -69,4 +70,4 @@ fn main() -> ExitCode {
 
 extern crate alloc;
 
-beamcore::entry!(main);
+beamcore::entry!(main, settings = beamcore_apps::config::ARGS);

@@ -12,11 +12,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use crate::arch::cpu;
+use beamcore::arch::cpu;
+use beamcore::mm::layout::MAX_CORES;
+use beamcore::sched::{self, Message, Pid, Priority, SpawnOptions};
+use beamcore::smp;
+
 use crate::config::Workload;
-use crate::mm::layout::MAX_CORES;
-use crate::sched::{self, Message, Pid, Priority, SpawnOptions};
-use crate::smp;
 
 mod offline;
 pub use offline::offline;
@@ -79,11 +80,11 @@ pub fn run(workload: Workload) -> Outcome {
         Workload::Big => big(100),
         Workload::Bounce => bounce(8, 150),
         Workload::Grain => {
-            let config = crate::boot_config();
+            let config = crate::config::args();
             grain(u64::from(config.grain_ns), u64::from(config.grain_ms))
         }
-        Workload::Hold => hold(crate::boot_config().processes),
-        Workload::Offline => offline(crate::boot_config().rounds),
+        Workload::Hold => hold(crate::config::args().processes),
+        Workload::Offline => offline(crate::config::args().rounds),
     };
     let mut outcome = outcome;
     if let Err(why) = wait_for_processes_to_end(baseline) {
@@ -101,9 +102,9 @@ const END_GRACE_US: u64 = 30_000_000;
 
 /// Waits until only `baseline` processes are left, or says how many did not end in time.
 fn wait_for_processes_to_end(baseline: usize) -> Result<(), String> {
-    let deadline = crate::time::now_ticks() + crate::time::us_to_ticks(END_GRACE_US);
+    let deadline = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(END_GRACE_US);
     while sched::process_count() > baseline {
-        if crate::time::now_ticks() > deadline {
+        if beamcore::time::now_ticks() > deadline {
             let left = sched::process_count() - baseline;
             return Err(format!(
                 "{left} of its processes had not ended {} s after it returned",
@@ -374,119 +375,6 @@ pub fn mixed(workers: usize, units: usize) -> Outcome {
             Outcome { ok: false, detail: format!("{} bound units ran off their core", bound_violations()), processes }
         }
         Err(why) => Outcome { ok: false, detail: why, processes },
-    }
-}
-
-/// Checks the balancer's rules after `run` and says what held, or what did not: every process
-/// completed exactly once (the workload's own check), with default thresholds `imbalanced`
-/// leaves no core idle and keeps the busiest within 1.5x the mean work, no process exceeded
-/// `max_migrations`, bound processes never ran elsewhere, no thief stole from one victim twice
-/// within `cooldown`, and with `protect_max=on` no max-priority process moved.
-pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Result<String, String> {
-    use crate::sched::telemetry::total;
-    if !outcome.ok {
-        return Err(format!("workload {} failed: {}", workload.name(), outcome.detail));
-    }
-    let cores = smp::cores_online();
-    let spawned = total(|s| &s.spawned);
-    let completed = total(|s| &s.completed);
-    // The caller (main) is a process too and still runs.
-    if spawned != completed + 1 {
-        return Err(format!("spawned {spawned}, completed {completed}"));
-    }
-    let works: Vec<u64> = (0..cores).map(work_on).collect();
-    let mean = works.iter().sum::<u64>() as f64 / cores as f64;
-    let max = works.iter().copied().max().unwrap_or(0) as f64;
-    let (balance, strategy) = sched::balance_config();
-    let defaults = crate::config::Config::default();
-    let default_thresholds = crate::boot_config().cooldown_ns == defaults.cooldown_ns
-        && balance.max_migrations == defaults.balance.max_migrations;
-    if workload == Workload::Imbalanced && default_thresholds {
-        if works.contains(&0) {
-            return Err(format!("a core executed no work: {works:?}"));
-        }
-        // Under -icount QEMU itself gives vCPUs unequal shares of the machine: with one bound,
-        // always-busy process per core the busiest did 1.27x the mean at 4 cores and 1.84x at 8
-        // (docs/benchmarks.md, "A limit of speedup measured under -icount"), and at 4 cores as
-        // much as 1.55x for the same kernel when nothing but the command line's length changed
-        // (which core QEMU favours moves with it). Perfect balancing cannot beat that spread,
-        // so the bound sits above it at every core count; a core left idle, or the work left
-        // on the spawning core (4x the mean at 4 cores), still fails.
-        let bound = 2.0;
-        if max > bound * mean {
-            return Err(format!("busiest core {max} > {bound} x mean {mean:.0}: {works:?}"));
-        }
-    }
-    let seen = sched::max_migrations_seen();
-    if seen > balance.max_migrations {
-        return Err(format!("a process migrated {seen} times (limit {})", balance.max_migrations));
-    }
-    // `bounce` moves its workers more often than the limit allows (150 rounds, most of them a
-    // move each): the limit must be reached, not only respected.
-    if workload == Workload::Bounce && cores > 1 && balance.max_migrations <= 100 && seen != balance.max_migrations {
-        return Err(format!(
-            "bounce: the most migrations seen is {seen}, the limit {} was never reached",
-            balance.max_migrations
-        ));
-    }
-    if bound_violations() != 0 {
-        return Err(format!("bound processes ran {} units off their core", bound_violations()));
-    }
-    for core in 0..cores {
-        let gap = sched::core_stats(core).min_steal_gap.load(Ordering::Relaxed);
-        if gap != u64::MAX && gap < balance.cooldown_ticks {
-            return Err(format!(
-                "core {core} stole from one victim twice within {gap} cycles (cooldown {})",
-                balance.cooldown_ticks
-            ));
-        }
-    }
-    if balance.protect_max && max_priority_migrations() != 0 {
-        return Err("a protected max-priority process moved".into());
-    }
-    let steals = total(|s| &s.steals);
-    let stolen = total(|s| &s.stolen);
-    let stealable_seen = total(|s| &s.stealable_seen);
-    // `grain`'s one victim (core 0) is raced by every thief at once and by its own spawner, and
-    // a thief's batch ends at its first lost race (`steal_from`), so there `steal=half` takes
-    // less than half minus one per steal (42% of what was seen, measured): only the upper bound
-    // is checked for it.
-    let half = balance.amount == crate::sched::balance::StealAmount::Half;
-    if workload == Workload::Grain && half {
-        if stolen > stealable_seen {
-            return Err(format!("steal=half: {steals} steals took {stolen} of {stealable_seen} stealable"));
-        }
-    } else {
-        check_steal_amounts(balance.amount, steals, stolen, stealable_seen)?;
-    }
-    Ok(format!(
-        "{} with {strategy} on {cores} cores: {} ({steals} steals taking {stolen} of {stealable_seen} stealable, work {works:?}, max/mean {:.2}, max migrations {seen})",
-        workload.name(),
-        outcome.detail,
-        max / mean
-    ))
-}
-
-/// Checks what the steals took against `steal=` (from the thieves' counters): with `one`
-/// exactly one process per steal; with `half` at least half of what the victim had stealable
-/// when the thief decided (a thief that loses a race for some of them takes fewer, so a
-/// shortfall of one per steal is allowed), and never more than it had.
-pub fn check_steal_amounts(
-    amount: crate::sched::balance::StealAmount,
-    steals: u64,
-    stolen: u64,
-    stealable_seen: u64,
-) -> Result<(), String> {
-    use crate::sched::balance::StealAmount;
-    match amount {
-        StealAmount::One if stolen != steals => Err(format!("steal=one: {steals} steals took {stolen} processes")),
-        StealAmount::Half if stolen > stealable_seen => {
-            Err(format!("steal=half: {steals} steals took {stolen} of {stealable_seen} stealable"))
-        }
-        StealAmount::Half if 2 * (stolen + steals) < stealable_seen => Err(format!(
-            "steal=half: {steals} steals took {stolen} processes of {stealable_seen} stealable, less than half"
-        )),
-        _ => Ok(()),
     }
 }
 
@@ -761,11 +649,11 @@ pub fn bounce(workers: usize, rounds: u64) -> Outcome {
             for &pid in &pids {
                 let _ = sched::send(pid, Message::Word(round));
             }
-            let heat_until = crate::time::now_ticks() + crate::time::us_to_ticks(3_000);
+            let heat_until = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(3_000);
             let mut answered = alloc::vec![0u32; workers];
             let mut count = 0;
             while count < workers {
-                if crate::time::now_ticks() > heat_until {
+                if beamcore::time::now_ticks() > heat_until {
                     for hot in HOT.iter() {
                         hot.store(false, Ordering::Relaxed);
                     }
@@ -776,7 +664,7 @@ pub fn bounce(workers: usize, rounds: u64) -> Outcome {
                         count += 1;
                     }
                     Some(_) => wrong += 1,
-                    None if crate::time::now_ticks() > heat_until + crate::time::us_to_ticks(5_000_000) => {
+                    None if beamcore::time::now_ticks() > heat_until + beamcore::time::us_to_ticks(5_000_000) => {
                         wrong += 1;
                         break;
                     }
@@ -944,7 +832,7 @@ pub fn grain(grain_ns: u64, total_ms: u64) -> Outcome {
     let marks: Arc<Vec<AtomicU8>> = Arc::new((0..tasks).map(|_| AtomicU8::new(0)).collect());
     let done = Arc::new(AtomicU64::new(0));
     let main = sched::self_pid().expect("run from a process");
-    let started = crate::time::now_ticks();
+    let started = beamcore::time::now_ticks();
     let spawner = {
         let (marks, done) = (Arc::clone(&marks), Arc::clone(&done));
         move || {
@@ -977,7 +865,7 @@ pub fn grain(grain_ns: u64, total_ms: u64) -> Outcome {
         return Outcome { ok: false, detail: format!("grain: spawn the spawner: {error}"), processes: 0 };
     }
     let answer = sched::receive_timeout(120_000_000);
-    let elapsed_ns = crate::time::ticks_to_ns(crate::time::now_ticks() - started);
+    let elapsed_ns = beamcore::time::ticks_to_ns(beamcore::time::now_ticks() - started);
     let processes = done.load(Ordering::Relaxed) + 1;
     match answer {
         Some(Message::Word(ALL_DONE)) => {}
@@ -1056,7 +944,7 @@ pub fn hold(processes: usize) -> Outcome {
     let cores = smp::cores_online();
     let baseline = sched::process_count();
     let memory_before = sched::memory_in_use();
-    let started = crate::time::now_ticks();
+    let started = beamcore::time::now_ticks();
     READY.store(0, Ordering::Relaxed);
     let wanted = if processes == 0 { usize::MAX } else { processes };
     let mut pids: Vec<Pid> = Vec::new();
@@ -1092,13 +980,13 @@ pub fn hold(processes: usize) -> Outcome {
     let peak = pids.len();
     let alive = sched::process_count() - baseline;
     // Every process blocked in `receive`: the state whose memory is measured.
-    let deadline = crate::time::now_ticks() + crate::time::us_to_ticks(120_000_000);
-    while (READY.load(Ordering::Relaxed) as usize) < peak && crate::time::now_ticks() < deadline {
+    let deadline = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(120_000_000);
+    while (READY.load(Ordering::Relaxed) as usize) < peak && beamcore::time::now_ticks() < deadline {
         sched::yield_now();
     }
     let ready = READY.load(Ordering::Relaxed) as usize;
     let memory_at_peak = sched::memory_in_use();
-    let spawned_at = crate::time::now_ticks();
+    let spawned_at = beamcore::time::now_ticks();
     let bytes_per_process = (memory_at_peak.saturating_sub(memory_before) / peak.max(1)) as u64;
 
     // Message every one, collecting answers as they come (every 256 sends), so main's mailbox
@@ -1143,8 +1031,8 @@ pub fn hold(processes: usize) -> Outcome {
         }
     }
     let ended = wait_for_processes_to_end(baseline);
-    let end_us = crate::time::ticks_to_us(crate::time::now_ticks() - spawned_at);
-    let spawn_us = crate::time::ticks_to_us(spawned_at - started);
+    let end_us = beamcore::time::ticks_to_us(beamcore::time::now_ticks() - spawned_at);
+    let spawn_us = beamcore::time::ticks_to_us(spawned_at - started);
     *LAST_HOLD.lock() = Some(HoldRun {
         peak: peak as u64,
         bytes_per_process,
@@ -1183,24 +1071,6 @@ pub fn hold(processes: usize) -> Outcome {
         ok = false;
     }
     Outcome { ok, detail, processes: peak as u64 }
-}
-
-/// A test kernel's whole `main`: runs the workload the bootargs name, checks the balancer's
-/// rules with [`check_balancer_invariants`], prints `test: <summary>` or `test failed: <why>`.
-pub fn run_configured_and_check() -> crate::ExitCode {
-    sched::arm_progress_watchdog(10);
-    let workload = crate::boot_config().workload;
-    let outcome = run(workload);
-    match check_balancer_invariants(workload, &outcome) {
-        Ok(summary) => {
-            crate::println!("test: {summary}");
-            crate::ExitCode::Success
-        }
-        Err(why) => {
-            crate::println!("test failed: {why}");
-            crate::ExitCode::Failure(1)
-        }
-    }
 }
 
 /// The soak's steal storm: `processes` tiny processes spawned on core 0 in batches of `batch`
@@ -1279,10 +1149,10 @@ impl core::fmt::Display for SoakOutcome {
 /// spawned = completed + still alive, where only the caller (main) may still be alive. Prints
 /// one `soak:` line per round.
 pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
-    use crate::sched::telemetry::total;
+    use beamcore::sched::telemetry::total;
     let cores = smp::cores_online();
     let (_, boot_strategy) = sched::balance_config();
-    let deadline = crate::time::now_ticks() + crate::time::us_to_ticks(seconds.saturating_mul(1_000_000));
+    let deadline = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(seconds.saturating_mul(1_000_000));
     let spawned_before = total(|s| &s.spawned);
     let steals_before = total(|s| &s.steals);
     let migrations_before = total(|s| &s.migrated_in);
@@ -1299,7 +1169,7 @@ pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
     let mut round = 0u64;
     loop {
         for workload in Workload::ALL.into_iter().map(Some).chain([None]) {
-            for strategy in crate::sched::balance::Strategy::ALL {
+            for strategy in beamcore::sched::balance::Strategy::ALL {
                 sched::set_strategy(strategy);
                 let name = workload.map_or("storm", Workload::name);
                 let result = match workload {
@@ -1337,12 +1207,12 @@ pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
         round += 1;
         let steals = total(|s| &s.steals) - steals_before;
         let processes = total(|s| &s.spawned) - spawned_before;
-        crate::println!(
+        beamcore::println!(
             "soak: round {round} on {cores} cores: {} runs, {processes} processes, {steals} steals, {} failed",
             outcome.runs,
             outcome.failed_runs
         );
-        if crate::time::now_ticks() >= deadline || outcome.failed_runs > 0 {
+        if beamcore::time::now_ticks() >= deadline || outcome.failed_runs > 0 {
             break;
         }
     }

@@ -11,8 +11,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::{Outcome, collect_words, exactly_once, fib, unit, uts};
-use crate::sched::{self, Message, Priority, SpawnOptions};
-use crate::smp;
+use beamcore::sched::{self, Message, Priority, SpawnOptions};
+use beamcore::smp;
 
 /// Bound workers per core that goes offline.
 const BOUND_PER_CORE: usize = 3;
