@@ -34,7 +34,8 @@ endif
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
 # The pure crates (crates/): no_std libraries the kernel depends on, tested on the host.
 PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-limits beamcore-platform \
-               beamcore-sched-policy beamcore-trace-ring beamcore-workload-args
+               beamcore-sched-policy beamcore-trace-ring beamcore-workload-args \
+               beamcore-workload-shapes
 PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))
 SETUP_STAMP := target/.setup-done
 # The Python that has matplotlib, for the charting tools (scripts/mpl-python.sh says why it may

@@ -16,6 +16,7 @@ use beamcore::arch::cpu;
 use beamcore::mm::layout::MAX_CORES;
 use beamcore::sched::{self, Message, Pid, Priority, SpawnOptions};
 use beamcore::smp;
+use beamcore_workload_shapes::{queens_below, queens_two_placed, uts_child_id, uts_children, uts_count};
 
 use crate::config::Workload;
 
@@ -378,51 +379,28 @@ pub fn mixed(workers: usize, units: usize) -> Outcome {
     }
 }
 
-/// Counts the N-queens solutions below a board state (bitmask backtracking); returns the
-/// count and the number of nodes visited.
-fn queens_below(n: u32, columns: u32, left: u32, right: u32) -> (u64, u64) {
-    let full = (1u32 << n) - 1;
-    if columns == full {
-        return (1, 1);
-    }
-    let (mut solutions, mut nodes) = (0, 1);
-    let mut free = full & !(columns | left | right);
-    while free != 0 {
-        let bit = free & free.wrapping_neg();
-        free &= free - 1;
-        let (s, k) = queens_below(n, columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1);
-        solutions += s;
-        nodes += k;
-    }
-    (solutions, nodes)
-}
-
 /// N-queens on an `n` x `n` board: one process per legal placement of the first two queens,
 /// all spawned on core 0; the solutions must add up to the known count.
 pub fn nqueens(n: u32) -> Outcome {
     const KNOWN: [u64; 14] = [1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712];
     let me = sched::self_pid().expect("run from a process");
-    let full = (1u32 << n) - 1;
     let mut processes = 0u64;
-    for first in 0..n {
-        let (c1, l1, r1) = (1u32 << first, ((1u32 << first) << 1) & full, (1u32 << first) >> 1);
-        for second in 0..n {
-            let bit = 1u32 << second;
-            if (c1 | l1 | r1) & bit != 0 {
-                continue;
-            }
-            let (c2, l2, r2) = (c1 | bit, ((l1 | bit) << 1) & full, (r1 | bit) >> 1);
-            let options = SpawnOptions::default().stack_bytes(8192).on_core(0);
-            let spawned = sched::spawn_with(options, move || {
-                let (solutions, nodes) = queens_below(n, c2, l2, r2);
-                credit(nodes / 16 + 1);
-                let _ = sched::send(me, Message::Word(solutions));
-            });
-            if let Err(error) = spawned {
-                return Outcome { ok: false, detail: format!("spawn: {error}"), processes };
-            }
-            processes += 1;
+    let mut failed = None;
+    queens_two_placed(n, |columns, left, right| {
+        let options = SpawnOptions::default().stack_bytes(8192).on_core(0);
+        let spawned = sched::spawn_with(options, move || {
+            let (solutions, nodes) = queens_below(n, columns, left, right);
+            credit(nodes / 16 + 1);
+            let _ = sched::send(me, Message::Word(solutions));
+        });
+        match spawned {
+            Ok(_) => processes += 1,
+            Err(error) => failed = Some(error),
         }
+        failed.is_none()
+    });
+    if let Some(error) = failed {
+        return Outcome { ok: false, detail: format!("spawn: {error}"), processes };
     }
     let total = match collect_words(processes as usize) {
         Ok(counts) => counts.iter().sum::<u64>(),
@@ -434,29 +412,6 @@ pub fn nqueens(n: u32) -> Outcome {
         detail: format!("{n}-queens: {total} solutions (expected {expected}) from {processes} processes"),
         processes,
     }
-}
-
-/// A node's number of children in the binomial unbalanced tree: `children` with probability
-/// `percent`%, else none, decided by a hash of the node's id (so the tree is the same every run).
-fn uts_children(id: u64, children: u64, percent: u64) -> u64 {
-    let mut x = id.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^= x >> 31;
-    if x % 100 < percent { children } else { 0 }
-}
-
-fn uts_child_id(parent: u64, index: u64) -> u64 {
-    parent.wrapping_mul(31).wrapping_add(index + 1).rotate_left(17) ^ parent
-}
-
-/// Counts the subtree below `id` sequentially (the reference answer).
-fn uts_count(id: u64, children: u64, percent: u64, depth: u32) -> u64 {
-    if depth > 64 {
-        return 1;
-    }
-    let n = uts_children(id, children, percent);
-    1 + (0..n).map(|i| uts_count(uts_child_id(id, i), children, percent, depth + 1)).sum::<u64>()
 }
 
 /// Unbalanced tree search, binomial: a root with `root_children`, every other node with

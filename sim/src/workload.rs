@@ -9,6 +9,7 @@
 use std::sync::OnceLock;
 
 use beamcore::sched::Priority;
+use beamcore_workload_shapes::{queens_below, queens_two_placed, uts_child_id, uts_children, uts_count};
 
 use crate::cost::CostModel;
 
@@ -178,65 +179,18 @@ fn fib_leaves(n: u32) -> u64 {
     if n < 2 { 1 } else { fib_leaves(n - 1) + fib_leaves(n - 2) }
 }
 
-/// `workloads::queens_below`: (solutions, nodes visited) below a board state.
-fn queens_below(n: u32, columns: u32, left: u32, right: u32) -> (u64, u64) {
-    let full = (1u32 << n) - 1;
-    if columns == full {
-        return (1, 1);
-    }
-    let (mut solutions, mut nodes) = (0, 1);
-    let mut free = full & !(columns | left | right);
-    while free != 0 {
-        let bit = free & free.wrapping_neg();
-        free &= free - 1;
-        let (s, k) = queens_below(n, columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1);
-        solutions += s;
-        nodes += k;
-    }
-    (solutions, nodes)
-}
-
 /// The nodes each `nqueens(n)` task visits, in the order the kernel spawns them.
 pub fn nqueens_tasks(n: u32) -> Vec<u64> {
     static THIRTEEN: OnceLock<Vec<u64>> = OnceLock::new();
     let compute = |n: u32| {
-        let full = (1u32 << n) - 1;
         let mut tasks = Vec::new();
-        for first in 0..n {
-            let (c1, l1, r1) = (1u32 << first, ((1u32 << first) << 1) & full, (1u32 << first) >> 1);
-            for second in 0..n {
-                let bit = 1u32 << second;
-                if (c1 | l1 | r1) & bit != 0 {
-                    continue;
-                }
-                let (c2, l2, r2) = (c1 | bit, ((l1 | bit) << 1) & full, (r1 | bit) >> 1);
-                tasks.push(queens_below(n, c2, l2, r2).1);
-            }
-        }
+        queens_two_placed(n, |columns, left, right| {
+            tasks.push(queens_below(n, columns, left, right).1);
+            true
+        });
         tasks
     };
     if n == 13 { THIRTEEN.get_or_init(|| compute(13)).clone() } else { compute(n) }
-}
-
-/// `workloads::uts_children`: a node's number of children, from a hash of its id.
-fn uts_children(id: u64, children: u64, percent: u64) -> u64 {
-    let mut x = id.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^= x >> 31;
-    if x % 100 < percent { children } else { 0 }
-}
-
-fn uts_child_id(parent: u64, index: u64) -> u64 {
-    parent.wrapping_mul(31).wrapping_add(index + 1).rotate_left(17) ^ parent
-}
-
-fn uts_count(id: u64, children: u64, percent: u64, depth: u32) -> u64 {
-    if depth > 64 {
-        return 1;
-    }
-    let n = uts_children(id, children, percent);
-    1 + (0..n).map(|i| uts_count(uts_child_id(id, i), children, percent, depth + 1)).sum::<u64>()
 }
 
 /// Nodes of the `uts` tree (one process each).

@@ -1,0 +1,120 @@
+//! The shapes of the demo workloads' problems: the n-queens search and the binomial unbalanced
+//! tree (uts), as pure functions.
+//!
+//! Why a crate: the workloads in `apps/` spawn a process per task of these problems, and the host
+//! simulator (`sim/`) must give its simulated processes exactly the same tasks, in the same
+//! order, with the same sizes. With one copy of the code the two cannot drift apart.
+
+#![no_std]
+#![forbid(unsafe_code)]
+
+/// Solutions and nodes visited below an n-queens board state: `columns` holds the columns
+/// taken, `left` and `right` the squares attacked diagonally in the next row.
+pub fn queens_below(n: u32, columns: u32, left: u32, right: u32) -> (u64, u64) {
+    let full = (1u32 << n) - 1;
+    if columns == full {
+        return (1, 1);
+    }
+    let (mut solutions, mut nodes) = (0, 1);
+    let mut free = full & !(columns | left | right);
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free &= free - 1;
+        let (s, k) = queens_below(n, columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1);
+        solutions += s;
+        nodes += k;
+    }
+    (solutions, nodes)
+}
+
+/// Calls `each` with the board state after every legal placement of the first two queens of an
+/// `n` x `n` board, in row order: the tasks of the `nqueens` workload, in the order it spawns
+/// them. Stops early when `each` returns false; returns whether it went through all of them.
+pub fn queens_two_placed(n: u32, mut each: impl FnMut(u32, u32, u32) -> bool) -> bool {
+    let full = (1u32 << n) - 1;
+    for first in 0..n {
+        let (c1, l1, r1) = (1u32 << first, ((1u32 << first) << 1) & full, (1u32 << first) >> 1);
+        for second in 0..n {
+            let bit = 1u32 << second;
+            if (c1 | l1 | r1) & bit != 0 {
+                continue;
+            }
+            if !each(c1 | bit, ((l1 | bit) << 1) & full, (r1 | bit) >> 1) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// A uts node's number of children: `children` with probability `percent`%, else none, decided
+/// by a hash of the node's id (so the tree is the same every run).
+pub fn uts_children(id: u64, children: u64, percent: u64) -> u64 {
+    let mut x = id.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    if x % 100 < percent { children } else { 0 }
+}
+
+/// The id of a uts node's `index`th child.
+pub fn uts_child_id(parent: u64, index: u64) -> u64 {
+    parent.wrapping_mul(31).wrapping_add(index + 1).rotate_left(17) ^ parent
+}
+
+/// Nodes of the uts subtree below `id` at `depth` (counted sequentially: the reference answer).
+/// The tree stops at depth 64.
+pub fn uts_count(id: u64, children: u64, percent: u64, depth: u32) -> u64 {
+    if depth > 64 {
+        return 1;
+    }
+    let n = uts_children(id, children, percent);
+    1 + (0..n).map(|i| uts_count(uts_child_id(id, i), children, percent, depth + 1)).sum::<u64>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queens_counts_match_the_known_solutions() {
+        for (n, known) in [(4u32, 2u64), (6, 4), (8, 92), (10, 724)] {
+            let mut total = 0;
+            assert!(queens_two_placed(n, |c, l, r| {
+                total += queens_below(n, c, l, r).0;
+                true
+            }));
+            assert_eq!(total, known, "{n}-queens");
+        }
+    }
+
+    #[test]
+    fn thirteen_queens_has_the_workloads_132_tasks() {
+        let mut tasks = 0;
+        queens_two_placed(13, |_, _, _| {
+            tasks += 1;
+            true
+        });
+        assert_eq!(tasks, 132);
+    }
+
+    #[test]
+    fn stopping_early_stops() {
+        let mut seen = 0;
+        assert!(!queens_two_placed(8, |_, _, _| {
+            seen += 1;
+            seen < 5
+        }));
+        assert_eq!(seen, 5);
+    }
+
+    #[test]
+    fn the_uts_tree_is_fixed_by_its_ids() {
+        assert_eq!(uts_children(7, 4, 0), 0);
+        assert_eq!(uts_children(7, 4, 100), 4);
+        // The workload's tree (1000 roots, 4 children at 20%): 4,377 nodes with its root, as the
+        // README's benchmark section says.
+        let nodes = 1 + (0..1000).map(|i| uts_count(uts_child_id(0, i), 4, 20, 1)).sum::<u64>();
+        assert_eq!(nodes, 4377);
+    }
+}
