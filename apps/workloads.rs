@@ -88,7 +88,7 @@ pub fn run(workload: Workload) -> Outcome {
         Workload::Offline => offline(crate::config::args().rounds),
     };
     let mut outcome = outcome;
-    if let Err(why) = wait_for_processes_to_end(baseline) {
+    if let Err(why) = wait_for_processes_to_end(baseline, END_GRACE_US) {
         outcome.ok = false;
         outcome.detail = format!("{}; {why}", outcome.detail);
     }
@@ -101,16 +101,14 @@ pub fn run(workload: Workload) -> Outcome {
 /// Guest time a workload's processes get to end once it has returned.
 const END_GRACE_US: u64 = 30_000_000;
 
-/// Waits until only `baseline` processes are left, or says how many did not end in time.
-fn wait_for_processes_to_end(baseline: usize) -> Result<(), String> {
-    let deadline = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(END_GRACE_US);
+/// Waits until only `baseline` processes are left, or says how many had not ended within
+/// `grace_us` microseconds.
+pub fn wait_for_processes_to_end(baseline: usize, grace_us: u64) -> Result<(), String> {
+    let deadline = beamcore::time::Deadline::after_us(grace_us);
     while sched::process_count() > baseline {
-        if beamcore::time::now_ticks() > deadline {
-            let left = sched::process_count() - baseline;
-            return Err(format!(
-                "{left} of its processes had not ended {} s after it returned",
-                END_GRACE_US / 1_000_000
-            ));
+        if deadline.expired() {
+            let left = sched::process_count().saturating_sub(baseline);
+            return Err(format!("{left} of its processes had not ended {} ms after it returned", grace_us / 1000));
         }
         sched::yield_now();
     }
@@ -985,7 +983,7 @@ pub fn hold(processes: usize) -> Outcome {
             None => break,
         }
     }
-    let ended = wait_for_processes_to_end(baseline);
+    let ended = wait_for_processes_to_end(baseline, END_GRACE_US);
     let end_us = beamcore::time::ticks_to_us(beamcore::time::now_ticks() - spawned_at);
     let spawn_us = beamcore::time::ticks_to_us(spawned_at - started);
     *LAST_HOLD.lock() = Some(HoldRun {
@@ -1132,7 +1130,7 @@ pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
                     None => {
                         let baseline = sched::process_count();
                         let mut storm = steal_storm(storm_processes, 1000);
-                        if let Err(why) = wait_for_processes_to_end(baseline) {
+                        if let Err(why) = wait_for_processes_to_end(baseline, END_GRACE_US) {
                             storm.ok = false;
                             storm.detail = format!("{}; {why}", storm.detail);
                         }

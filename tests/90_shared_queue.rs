@@ -107,11 +107,9 @@ fn main() -> ExitCode {
         let off = OFF_CORE_TURNS.load(Ordering::Relaxed);
         ensure!(off == 0, "bound processes took {off} turns off their core");
         // A bound process sends its message and then ends: the last may still be ending when its
-        // message arrives. Give the ends up to 100 ms to be counted (a lost process never is).
-        let deadline = beamcore::time::Deadline::after_us(100_000);
-        while total(|s| &s.spawned) != total(|s| &s.completed) + 1 && !deadline.expired() {
-            let _ = sched::receive_timeout(1_000);
-        }
+        // message arrives. Give the ends up to 100 ms (a lost process never ends).
+        let ended = workloads::wait_for_processes_to_end(1, 100_000);
+        ensure!(ended.is_ok(), "{}", ended.unwrap_err());
         let spawned = total(|s| &s.spawned);
         let completed = total(|s| &s.completed);
         ensure!(spawned == completed + 1, "spawned {spawned}, completed {completed} (+1 for main)");
