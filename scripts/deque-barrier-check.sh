@@ -10,11 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 attempts=${ATTEMPTS:-25}
 echo "deque-barrier: building tests/29_deque_stress.rs with --cfg deque_omit_pop_barrier"
-# RUSTFLAGS replaces .cargo/config.toml's rustflags: the frame pointers backtraces walk are
-# asked for again.
-CARGO_TARGET_DIR=target/omit-barrier RUSTFLAGS="--cfg deque_omit_pop_barrier -C force-frame-pointers=yes" \
-    cargo test --release --no-run --test 29_deque_stress 2>&1 | tail -1
-kernel=$(ls -t target/omit-barrier/aarch64-unknown-none/release/deps/29_deque_stress-* | grep -v '\.d$' | head -1)
+kernel=$(scripts/build-test-with-cfg.sh omit-barrier 29_deque_stress "--cfg deque_omit_pop_barrier")
 for attempt in $(seq 1 "$attempts"); do
     output=$(timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 128M -nographic \
         -semihosting -kernel "$kernel" 2>&1 || true)

@@ -16,11 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 configs=${CONFIGS:-"cortex-a72:4 max:4"}
 echo "deque-stxr-failure: building tests/29_deque_stress.rs with --cfg deque_inject_stxr_failure"
-# RUSTFLAGS replaces .cargo/config.toml's rustflags: the frame pointers backtraces walk are
-# asked for again.
-CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure -C force-frame-pointers=yes" \
-    cargo test --release --no-run --test 29_deque_stress 2>&1 | tail -1
-kernel=$(ls -t target/inject-stxr/aarch64-unknown-none/release/deps/29_deque_stress-* | grep -v '\.d$' | head -1)
+kernel=$(scripts/build-test-with-cfg.sh inject-stxr 29_deque_stress "--cfg deque_inject_stxr_failure")
 for config in $configs; do
     cpu=${config%%:*}
     smp=${config##*:}

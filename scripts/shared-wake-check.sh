@@ -14,22 +14,13 @@ cd "$(dirname "$0")/.."
 attempts=${ATTEMPTS:-5}
 variants=("queues=shared" "queues=shared placement=round_robin")
 
-build() {
-    local dir=$1 flags=$2
-    # RUSTFLAGS replaces .cargo/config.toml's rustflags: the frame pointers backtraces walk are
-    # asked for again.
-    CARGO_TARGET_DIR="target/$dir" RUSTFLAGS="$flags -C force-frame-pointers=yes" \
-        cargo test --release --no-run --test 90_shared_queue 2>&1 | tail -1 >&2
-    ls -t "target/$dir"/aarch64-unknown-none/release/deps/90_shared_queue-* | grep -v '\.d$' | head -1
-}
-
 run() {
     timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic -semihosting \
         -icount shift=0,sleep=off -kernel "$1" -append "$2" 2>&1 || true
 }
 
 echo "shared-wake: building tests/90 with the receive window widened"
-kernel=$(build shared-wake "--cfg sched_widen_block_window")
+kernel=$(scripts/build-test-with-cfg.sh shared-wake 90_shared_queue "--cfg sched_widen_block_window")
 for variant in "${variants[@]}"; do
     output=$(run "$kernel" "$variant")
     if ! echo "$output" | grep -q "^test: shared queue: ok"; then
@@ -41,7 +32,8 @@ for variant in "${variants[@]}"; do
 done
 
 echo "shared-wake: building it again without the wait for saved registers"
-kernel=$(build shared-wake-omit "--cfg sched_widen_block_window --cfg sched_omit_register_wait")
+kernel=$(scripts/build-test-with-cfg.sh shared-wake-omit 90_shared_queue \
+    "--cfg sched_widen_block_window --cfg sched_omit_register_wait")
 for attempt in $(seq 1 "$attempts"); do
     for variant in "${variants[@]}"; do
         output=$(run "$kernel" "$variant")
