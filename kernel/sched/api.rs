@@ -214,6 +214,9 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
             return None;
         }
         shared.state = State::Waiting;
+        // Until this core has saved our registers, a waker's core must not resume us (set under
+        // the lock that publishes `Waiting`; see `Process::registers_live`).
+        process.mark_registers_live();
         shared.timed_out = false;
         shared.wait_sequence = shared.wait_sequence.wrapping_add(1);
         if let Some(deadline) = deadline {

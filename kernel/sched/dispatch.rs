@@ -43,7 +43,6 @@ pub(super) fn run(core: &mut OnCore, slot: u32) {
     // Back on the scheduler's stack: no process is running on this core now.
     let local = core.local();
     if let Some(ended) = local.current.take() {
-        process::slot(ended).registers_saved();
         let pending = mem::replace(&mut local.pending, Pending::Nothing);
         end_turn(core, ended, pending);
     }
@@ -72,7 +71,6 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     trace::process_event(Event::Run, id, slot, 0);
     let now = cpu::counter();
     record_wait(stats, now.wrapping_sub(process_local.queued_at));
-    process::slot(slot).registers_loaded();
     let local = core.local();
     local.current = Some(slot);
     local.pending = Pending::Nothing;
@@ -98,7 +96,10 @@ fn end_turn(core: &mut OnCore, slot: u32, pending: Pending) {
             trace::process_event(Event::Preempt, id, slot, 0);
             core.enqueue(slot);
         }
-        Pending::Block => trace::process_event(Event::Block, id, slot, 0),
+        Pending::Block => {
+            process::slot(slot).registers_saved();
+            trace::process_event(Event::Block, id, slot, 0);
+        }
         Pending::Nothing => {}
         Pending::Exit(reason) => {
             trace::process_event(Event::Exit, id, slot, 0);
@@ -138,7 +139,6 @@ extern "C" fn next_turn_from_process() -> Next {
     let id = core.id();
     let local = core.local();
     let Some(ended) = local.current.take() else { return Next::LOOP };
-    process::slot(ended).registers_saved();
     // The usual ends of a turn (a yield, a receive that blocks) inline; the rest as the loop
     // does them.
     match local.pending {
@@ -150,6 +150,7 @@ extern "C" fn next_turn_from_process() -> Next {
         }
         Pending::Block => {
             local.pending = Pending::Nothing;
+            process::slot(ended).registers_saved();
             account_heap(&mut core, id, ended);
             trace::process_event(Event::Block, id, ended, 0);
         }

@@ -348,13 +348,13 @@ pub(crate) struct Process {
     /// it depends on: spawn, and each migration): its run queue is then the stealable one.
     pub movable: AtomicBool,
     pub kill_requested: AtomicBool,
-    /// Its registers are on a core: set when its turn begins, cleared (Release) by that core
-    /// once it has saved them at the end of the turn. With `queues=shared` a waker on another
-    /// core queues a process that blocked in `receive` as soon as it reads `Waiting`, which its
-    /// own core writes just before it saves the registers; the core that takes the process from
-    /// the shared queue waits for this flag (Acquire) before it touches the saved context or the
-    /// stack (`runqueue::adopt`). Per-core queues never need it: there a woken process goes
-    /// through its own core, which queues it only after the save.
+    /// It is blocking in `receive` and its core has not yet saved its registers: set under the
+    /// slot lock together with `Waiting`, cleared (Release) by that core once the registers are
+    /// saved. With `queues=shared` a waker on another core queues the process as soon as it
+    /// reads `Waiting`; the core that takes it from the shared queue waits for this flag
+    /// (Acquire) before it touches the saved context or the stack. Only a block needs it: a
+    /// yield, a preemption or an exit is queued (or ended) by the process's own core after the
+    /// save, and with per-core queues a woken process goes through its own core too.
     pub registers_live: AtomicBool,
     /// The generation, readable without the lock (for traces; the lock's copy is the truth).
     pub generation_hint: AtomicU32,
@@ -369,15 +369,16 @@ pub(crate) struct Process {
 unsafe impl Sync for Process {}
 
 impl Process {
-    /// Its turn begins on this core: its registers are about to be live here.
+    /// It is about to block: its registers stay live on this core until `registers_saved`.
     #[inline(always)]
-    pub(super) fn registers_loaded(&self) {
-        // ORDERING: Relaxed: no other core acts on `true`; only the Release clear publishes.
+    pub(super) fn mark_registers_live(&self) {
+        // ORDERING: Relaxed: written under the slot lock, whose release (with `Waiting`) is what
+        // a waker acquires before it queues the process where another core can take it.
         self.registers_live.store(true, Ordering::Relaxed);
     }
 
-    /// It has just given its core up and its registers are saved (in its context, or in the
-    /// frame on its stack when preempted): another core may now resume it.
+    /// It has just blocked and its registers are saved in its context: another core may now
+    /// resume it.
     #[inline(always)]
     pub(super) fn registers_saved(&self) {
         // ORDERING: Release, paired with the Acquire in `wait_registers_saved`: the saved
