@@ -366,6 +366,10 @@ def run_image_case(name):
     return not problems, "; ".join(problems), "".join(log), time.monotonic() - started
 
 
+# Console lines repeated under each failure in the closing summary.
+FAILURE_TAIL_LINES = 25
+
+
 def label_of(name, config, spec, variant, memory):
     """How a case is named in the output: `NN_name @ config [variant] (-m SIZE)`."""
     label = f"{name} @ {config}" + (f" [{variant}]" if variant else "")
@@ -414,7 +418,7 @@ def main():
         rpi4.build_image()
         rpi4.build_qemu_image()
     passed = failed = 0
-    failures = []
+    failures = []  # (label, why, the console's last lines)
     for i, (name, config, spec, variant, memory) in enumerate(cases, 1):
         executable = (rpi4_images if config == RPI4_CONFIG else executables).get(name)
         if spec is None:
@@ -434,14 +438,20 @@ def main():
             passed += 1
         else:
             failed += 1
-            failures.append(label)
+            failures.append((label, why, output.splitlines()[-FAILURE_TAIL_LINES:]))
             print("        --- console ---")
             for line in output.splitlines():
                 print(f"        | {line.rstrip()}")
             print("        --- end ---", flush=True)
     print(f"{passed} passed, {failed} failed")
     if failures:
-        print("failed: " + ", ".join(failures))
+        # Again at the end, with the reason and the console's last lines: a CI log is often
+        # shown only from its tail, and the full console printed above may be out of view.
+        for label, why, tail in failures:
+            print(f"FAILED {label}: {why}")
+            for line in tail:
+                print(f"        | {line.rstrip()}")
+        print("failed: " + ", ".join(label for label, _, _ in failures))
         sys.exit(1)
 
 

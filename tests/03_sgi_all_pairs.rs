@@ -6,6 +6,7 @@
 #![no_std]
 #![no_main]
 
+use beamcore::time::Deadline;
 use beamcore::{ExitCode, println, smp};
 use beamcore_apps::ensure;
 
@@ -15,12 +16,30 @@ fn ping_everyone(core: usize) {
     }
 }
 
+/// How long every ping may take to arrive (host time without -icount; on a loaded 2-CPU host a
+/// 64-core run takes a few seconds in all).
+const ARRIVAL_BOUND_US: u64 = 20_000_000;
+
 fn main() -> ExitCode {
     let cores = smp::cores_online();
     ensure!(cores >= 2, "needs at least two cores");
+    if let Some(late) = (0..cores).find(|&c| !smp::core(c).is_online()) {
+        ensure!(false, "core {late} of {cores} counted is not online");
+    }
     ensure!(smp::run_on_all_and_wait(ping_everyone).is_ok(), "could not run on every core");
     let arrived = |b: usize| (0..cores).map(|a| smp::core(b).pings_from(a)).sum::<u32>() as usize;
-    smp::wait_until(|| (0..cores).all(|b| arrived(b) >= cores - 1));
+    // Bounded: a lost SGI names the pairs it missed instead of running into the runner's deadline.
+    let deadline = Deadline::after_us(ARRIVAL_BOUND_US);
+    smp::wait_until(|| (0..cores).all(|b| arrived(b) >= cores - 1) || deadline.expired());
+    for b in (0..cores).filter(|&b| arrived(b) < cores - 1) {
+        let missing = (0..cores).filter(|&a| a != b && smp::core(b).pings_from(a) == 0);
+        println!(
+            "core {b} (online {}, {} interrupts taken): no ping yet from {:?}",
+            smp::core(b).is_online(),
+            smp::core(b).irqs(),
+            missing.collect::<heapless::Vec<usize, 64>>()
+        );
+    }
     for b in 0..cores {
         for a in 0..cores {
             let got = smp::core(b).pings_from(a);
