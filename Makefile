@@ -33,7 +33,9 @@ $(error unknown BOARD=$(BOARD); known: virt, rpi4)
 endif
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
 # The pure crates (crates/): no_std libraries the kernel depends on, tested on the host.
-PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-limits beamcore-platform \
+PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-frame-walk beamcore-json-report \
+               beamcore-kallsyms beamcore-limits beamcore-mem-layout beamcore-page-tables beamcore-platform \
+               beamcore-program-args beamcore-repo-checks \
                beamcore-sched-policy beamcore-trace-ring beamcore-workload-args \
                beamcore-workload-shapes
 PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))

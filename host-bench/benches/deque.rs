@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use beamcore::sched::deque::{Pop, Portable, Steal};
+use beamcore_deque::{Pop, Portable, Steal};
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main, measurement::WallTime};
 
 /// Items moved per iteration; also the capacity of beamcore's fixed ring (crossbeam's grows).
@@ -53,16 +53,16 @@ trait Thief: Send + Clone {
     fn steal(&self) -> Option<u64>;
 }
 
-struct Beamcore(beamcore::sched::deque::Worker<Portable>);
+struct Beamcore(beamcore_deque::Worker<Portable>);
 
 #[derive(Clone)]
-struct BeamcoreThief(beamcore::sched::deque::Stealer<Portable>);
+struct BeamcoreThief(beamcore_deque::Stealer<Portable>);
 
 impl Owner for Beamcore {
     type Thief = BeamcoreThief;
 
     fn new_deque() -> Self {
-        Beamcore(beamcore::sched::deque::Worker::new(BATCH as usize).expect("power-of-two capacity"))
+        Beamcore(beamcore_deque::Worker::new(BATCH as usize).expect("power-of-two capacity"))
     }
 
     fn thief(&self) -> BeamcoreThief {

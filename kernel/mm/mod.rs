@@ -2,13 +2,11 @@
 //! the process region's mappings and the process stacks (docs/memory.md).
 
 pub mod layout;
-pub mod paging;
+/// Translation tables: built and walked in safe code (crates/page-tables); the kernel's tables
+/// and the registers that use them are `arch::mmu`'s.
+pub use beamcore_page_tables as paging;
 
-#[cfg(target_os = "none")]
 pub mod frames;
-#[cfg(target_os = "none")]
 pub mod heap;
-#[cfg(target_os = "none")]
 pub mod stacks;
-#[cfg(target_os = "none")]
 pub mod vmap;

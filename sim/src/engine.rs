@@ -14,13 +14,13 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
-use beamcore::sched::Priority;
-use beamcore::sched::balance::{
+use beamcore_sched_policy::Priority;
+use beamcore_sched_policy::balance::{
     AdaptiveState, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, Rng, StealAmount, Strategy,
     VictimPicker, backoff_ticks, check_victim, may_migrate, steal_count,
 };
-use beamcore::sched::deque::{Portable, Steal, WorkQueue, WorkQueueStealer};
-use beamcore::sched::priority::{LEVELS, LowPriorityDecision, low_priority_rule};
+use beamcore_deque::{Portable, Steal, WorkQueue, WorkQueueStealer};
+use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, low_priority_rule};
 
 use crate::cost::CostModel;
 use crate::workload::{Ctx, Op, Placement, Program, Shared, Workload};

@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use beamcore::sched::Priority;
+use beamcore_sched_policy::Priority;
 use beamcore_workload_shapes::{queens_below, queens_two_placed, uts_child_id, uts_children, uts_count};
 
 use crate::cost::CostModel;

@@ -13,7 +13,7 @@ use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{ID_AA64MMFR0_EL1, MAIR_EL1, Readable, SCTLR_EL1, TCR_EL1, TTBR0_EL1, Writeable};
 
 use crate::mm::layout::{GUARD_BYTES, ImageLayout, MAX_CORES, PAGE_BYTES, PROCESS_REGION_START};
-use crate::mm::paging::{MAIR_VALUE, MapError, MemoryKind, PageTables, VA_BITS};
+use crate::mm::paging::{self, MAIR_VALUE, MapError, MemoryKind, PageTables, ReadTables, Translation, VA_BITS};
 use crate::platform::{GicDescription, Platform, Region};
 
 /// Translation tables beyond the root: enough for a few GiB of RAM split around the kernel
@@ -96,11 +96,28 @@ pub fn root_table() -> *mut u64 {
     unsafe { (*TABLES.0.get()).root_address() as *mut u64 }
 }
 
+/// The kernel's tables as the MMU sees them: wherever a descriptor points, in RAM, read through
+/// the identity map. Unlike [`PageTables`]' own walk, this one follows the tables `mm::vmap`
+/// makes from frames for the process region. Only [`translate`] makes one, and only walks from
+/// the kernel's root with it.
+struct IdentityMappedTables;
+
+impl ReadTables for IdentityMappedTables {
+    fn descriptor(&self, table: u64, index: usize) -> Option<u64> {
+        let entry = (table as *const u64).wrapping_add(index.min(511));
+        // SAFETY: `translate` walks from the root of `TABLES`, so `table` is that root or an
+        // address read from a table descriptor of the kernel's tables, which only ever hold the
+        // addresses of `TABLES`' own tables or of frames `mm::vmap` made tables of: RAM,
+        // identity-mapped and never freed. The index is below 512, inside the table. Volatile,
+        // one aligned word: another core may turn an invalid entry of the process region into a
+        // table descriptor meanwhile (see `KernelTables`), never change a valid one.
+        Some(unsafe { entry.read_volatile() })
+    }
+}
+
 /// What the tables say about `address`, for tests and fault reports.
-pub fn translate(address: u64) -> Option<crate::mm::paging::Translation> {
-    // SAFETY: after boot the tables are only read, but for invalid entries of the process
-    // region turning valid (see `KernelTables`), one aligned word at a time.
-    unsafe { (*TABLES.0.get()).translate(address) }
+pub fn translate(address: u64) -> Option<Translation> {
+    paging::translate(&IdentityMappedTables, root_table() as u64, address)
 }
 
 /// Turns on the MMU and caches of the calling core (logical id `core`) with the kernel's tables.

@@ -7,6 +7,12 @@
 //! same slot and asserts the new occupant is never marked. It also runs the protocol the kernel
 //! used before (check under the lock, set the flag after releasing it) and asserts that loom
 //! finds the execution where the new occupant is marked, so the model is known to be able to fail.
+//!
+//! It models the kernel's protocol on its own copy (loom needs its own lock and atomics), so it
+//! lives with the repository's checks, not in the kernel. Runs only with `--cfg loom`
+//! (`make test-host`'s loom step).
+
+#![cfg(loom)]
 
 use std::sync::atomic::{AtomicUsize, Ordering as StdOrdering};
 

@@ -10,7 +10,11 @@
 //! fails, at a zero frame pointer (the outermost frame, set up by boot.S and
 //! `context_process_start`) and after [`MAX_FRAMES`].
 //!
-//! Pure: memory is read through a closure, so the host tests walk made-up stacks.
+//! Pure: memory is read through a closure, so the host tests walk made-up stacks; the kernel's
+//! closure reads the running core's stacks (`beamcore::debug::backtrace`).
+
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
 
 use core::ops::Range;
 
@@ -101,8 +105,6 @@ pub fn walk(fp: u64, stacks: &[Range<usize>], read: impl Fn(usize) -> u64, is_co
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::vec;
-    use alloc::vec::Vec;
 
     /// A made-up stack of 8-byte words at `base`; `read` panics outside it, so a walk that
     /// reads beyond what it checked fails the test.

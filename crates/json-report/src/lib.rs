@@ -2,7 +2,11 @@
 //!
 //! Writes straight into any `fmt::Write` (the console, or a `String` in tests) without
 //! building a tree: the kernel reports from fixed-size counters and needs no allocation.
+//!
+//! A crate of its own because it is pure formatting: nothing in it touches hardware, so it is
+//! tested on the host with a plain `cargo test`, and the kernel links the very same code.
 
+#![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 use core::fmt::{self, Write};
@@ -15,6 +19,7 @@ pub struct JsonObject<'w, W: Write> {
 }
 
 impl<'w, W: Write> JsonObject<'w, W> {
+    /// Opens an object on `out`; [`JsonObject::end`] closes it.
     pub fn begin(out: &'w mut W) -> Result<Self, fmt::Error> {
         out.write_char('{')?;
         Ok(JsonObject { out, first: true })

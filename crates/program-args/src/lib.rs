@@ -7,7 +7,11 @@
 //! applied by whichever knows its key, a word neither knows is reported naming both key lists,
 //! and the `config:` line shows the kernel's words in force followed by the program's. The kernel
 //! never needs to know what the program's words mean.
+//!
+//! Pure (the parser is crates/bootargs; this crate is the hand-over), so it is tested on the
+//! host; the kernel re-exports it as `beamcore::config`.
 
+#![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
 use core::fmt;
