@@ -55,7 +55,7 @@ help:
 	@echo "                 BOARD=rpi4: on QEMU raspi4b (4 cores) with a device tree carrying ARGS"
 	@echo "make rpi4        target/rpi4/kernel8.img + config.txt for a Raspberry Pi 4's SD card"
 	@echo "make test        host tests + in-QEMU suite (TEST=name filter, CONFIG=config filter)"
-	@echo "make test-host   unit, property and model tests of the pure crates (crates/) and the kernel's host tests"
+	@echo "make test-host   unit, property and model tests of the pure crates (crates/) and the repository checks"
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
@@ -74,7 +74,7 @@ help:
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234 (BOARD=rpi4 too)"
 	@echo "make debug       QEMU plus gdb-multiarch attached, stopped at boot_core_entry, one thread per core"
 	@echo "                 (console in target/debug/console.log; BOARD=rpi4 too; docs/debugging.md)"
-	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, programs, pure crates, host, host benchmarks)"
+	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, programs, pure crates on host and bare metal, host benchmarks)"
 	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch, matplotlib (run automatically when missing)"
 
 # Installs what is missing (QEMU from bookworm-backports, the Rust target) once per checkout.
@@ -120,10 +120,8 @@ debug: kernel
 test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake
 
 test-host: $(SETUP_STAMP)
-	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests"
+	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests, and the repository checks"
 	cargo test $(PURE_CRATE_ARGS) --target $(HOST_TARGET)
-	@echo "==> test-host: the kernel library's own host tests (layout, translation tables, config, README example)"
-	cargo test -p beamcore --lib --target $(HOST_TARGET)
 	@echo "==> test-host: the host tools (trace, plot, bench figures, symbol table)"
 	$(MPL_PYTHON) scripts/test_tools.py
 	@echo "==> test-host: the host benchmarks, each run once as a test (criterion's test mode)"
@@ -132,7 +130,7 @@ test-host: $(SETUP_STAMP)
 	$(MAKE) --no-print-directory test-sim
 	@echo "==> test-host: loom model checks: deque, trace ring, kill against slot reuse (release, --cfg loom)"
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore --lib --release --target $(HOST_TARGET) -- sched::kill_model
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-repo-checks --test kill_model --release --target $(HOST_TARGET)
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"
@@ -229,7 +227,6 @@ fmt:
 
 clippy:
 	cargo clippy --all-targets -- -D warnings
-	cargo clippy -p beamcore --lib --profile test --target $(HOST_TARGET) -- -D warnings
 	cargo clippy -p beamcore --lib -- -D warnings
 	cargo clippy $(PURE_CRATE_ARGS) --all-targets --target $(HOST_TARGET) -- -D warnings
 	cargo clippy $(PURE_CRATE_ARGS) --lib -- -D warnings

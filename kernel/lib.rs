@@ -17,15 +17,15 @@
 
 extern crate alloc;
 
+pub use beamcore_core_set as core_set;
 /// The kernel's configuration and its hand-over to the program (crates/bootargs,
 /// crates/program-args).
 pub use beamcore_program_args as config;
-pub use beamcore_core_set as core_set;
 pub mod debug;
 pub mod mm;
-pub use beamcore_platform as platform;
 /// The JSON writer of the `report: {json}` line (crates/json-report).
 pub use beamcore_json_report as report;
+pub use beamcore_platform as platform;
 pub mod sched;
 
 pub mod arch;

@@ -14,12 +14,12 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
+use beamcore_deque::{Portable, Steal, WorkQueue, WorkQueueStealer};
 use beamcore_sched_policy::Priority;
 use beamcore_sched_policy::balance::{
     AdaptiveState, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, Rng, StealAmount, Strategy,
     VictimPicker, backoff_ticks, check_victim, may_migrate, steal_count,
 };
-use beamcore_deque::{Portable, Steal, WorkQueue, WorkQueueStealer};
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, low_priority_rule};
 
 use crate::cost::CostModel;

@@ -3,7 +3,7 @@
 //! beats the work and span laws (speedup at most the core count and at most T1 / critical
 //! path). And: the kernel's policy drives the simulation, and a seed fixes a run.
 
-use beamcore::sched::balance::{BalanceConfig, StealAmount, Strategy as Victims};
+use beamcore_sched_policy::balance::{BalanceConfig, StealAmount, Strategy as Victims};
 use beamcore_sim::engine::COUNTER_HZ;
 use beamcore_sim::{CostModel, Outcome, Policy, SimConfig, Workload, simulate};
 use proptest::prelude::*;

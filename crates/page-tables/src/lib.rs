@@ -418,7 +418,7 @@ mod tests {
 
     fn tables() -> Box<PageTables<16>> {
         // Boxed: descriptors hold the tables' addresses, so they must not move once linked.
-        Box::new(PageTables::new())
+        Box::default()
     }
 
     #[test]
@@ -581,15 +581,21 @@ mod tests {
         /// Page-aligned starts in the first 4 GiB, often on 2 MiB or 1 GiB boundaries so that
         /// blocks are used (and later split).
         fn start() -> impl Strategy<Value = u64> {
-            (0u64..4, 0u64..512, prop_oneof![Just(0u64), 0u64..512]).prop_map(|(g, m, p)| g * GIB + m * 2 * MIB + p * PAGE)
+            (0u64..4, 0u64..512, prop_oneof![Just(0u64), 0u64..512])
+                .prop_map(|(g, m, p)| g * GIB + m * 2 * MIB + p * PAGE)
         }
 
         fn op() -> impl Strategy<Value = Op> {
             let large = (0u64..2, 0u64..512, 0u64..16).prop_map(|(g, m, p)| g * GIB + m * 2 * MIB + (p + 1) * PAGE);
             let offset = prop_oneof![Just(0u64), Just(PAGE), Just(2 * MIB), Just(GIB)];
             prop_oneof![
-                (start(), large.clone(), offset.clone(), kind())
-                    .prop_map(|(virt, bytes, offset, kind)| Op::Map { virt, phys: virt + offset, bytes, kind, pages: false }),
+                (start(), large.clone(), offset.clone(), kind()).prop_map(|(virt, bytes, offset, kind)| Op::Map {
+                    virt,
+                    phys: virt + offset,
+                    bytes,
+                    kind,
+                    pages: false
+                }),
                 // Page granular: small ranges, or the pool would run out of level-3 tables.
                 (start(), 1u64..1024, offset, kind()).prop_map(|(virt, pages, offset, kind)| Op::Map {
                     virt,
@@ -620,7 +626,7 @@ mod tests {
                 ops in proptest::collection::vec(op(), 1..7),
                 probes in proptest::collection::vec(0u64..(6 * GIB), 32),
             ) {
-                let mut t: Box<PageTables<64>> = Box::new(PageTables::new());
+                let mut t: Box<PageTables<64>> = Box::default();
                 for &op in &ops {
                     let result = apply(&mut t, op);
                     prop_assume!(result != Err(MapError::OutOfTables));
