@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The kernel's built-in symbol table (like Linux's kallsyms): made from a linked kernel ELF,
-read by the kernel itself (kernel/debug/symbols.rs) to name the functions of a backtrace on its
+read by the kernel itself (crates/kallsyms) to name the functions of a backtrace on its
 own console, with no debugger and no host tools, as on a board's UART.
 
     ksyms.py table ELF          lists the (address, name) pairs the table of ELF would hold
     ksyms.py check ELF          checks that ELF's .kallsyms section holds exactly the table of
                                 its own code (what scripts/link-kallsyms.py builds it to)
 
-The table (little-endian; kernel/debug/symbols.rs reads it, and must agree):
+The table (little-endian; crates/kallsyms reads it, and must agree):
 
     0   magic  b"BCKSYMS1"
     8   count  u32: number of symbols

@@ -637,7 +637,7 @@ class CriterionFigures(unittest.TestCase):
             self.assertIn(f'"{pattern}"', source)
 
 
-# The symbols of tests/data/ksyms-sample.bin, which kernel/debug/symbols.rs's host tests parse.
+# The symbols of tests/data/ksyms-sample.bin, which crates/kallsyms's host tests parse.
 KSYMS_SAMPLE = [(0x1000, "_start"), (0x1040, "_RNvNtNtCs1234_8beamcore5sched3api5spawn"),
                 (0x1100, "_ZN4core9panicking9panic_fmt17h0123456789abcdefE"), (0x1180, "trap_common")]
 

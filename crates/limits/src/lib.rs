@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 /// Most cores the kernel brings up; per-core arrays are sized by it (and `linker.ld`'s
-/// `__max_cores`, which a host test of the kernel keeps equal). Cores a machine has beyond it
+/// `__max_cores`, which a host test of crates/mem-layout keeps equal). Cores a machine has beyond it
 /// stay off (`smp:` says so at boot). What each core costs in the image: a boot stack and its
 /// guard page (68 KiB, `.boot_stacks`, not loaded) and about 2 KiB of scheduler and shared state
 /// in `.data`, 12 bytes of it per other core (`last_steal`, `pings_from`). At 64: 4.25 MiB of
@@ -14,6 +14,6 @@
 pub const MAX_CORES: usize = 64;
 
 /// Most processes alive at once: the number of process slots. The kernel's memory layout
-/// (`kernel/mm/layout.rs`) gives each slot a control block and a stack window in the process
+/// (`crates/mem-layout`) gives each slot a control block and a stack window in the process
 /// region, and checks at compile time that they fit.
 pub const MAX_PROCESSES: usize = 1 << 21;
