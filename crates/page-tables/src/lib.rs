@@ -152,11 +152,6 @@ pub struct Table([u64; ENTRIES]);
 impl Table {
     pub const EMPTY: Table = Table([0; ENTRIES]);
 
-    /// A table holding `descriptors` (for tables built by hand, as tests do).
-    pub const fn with(descriptors: [u64; ENTRIES]) -> Table {
-        Table(descriptors)
-    }
-
     /// Descriptor `index` (below 512).
     pub fn descriptor(&self, index: usize) -> u64 {
         self.0[index]
