@@ -10,6 +10,8 @@ pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};
 pub use beamcore_trace_ring as trace_ring;
 
 #[cfg(target_os = "none")]
+mod active;
+#[cfg(target_os = "none")]
 mod api;
 #[cfg(target_os = "none")]
 mod attention;
@@ -36,6 +38,8 @@ mod percore;
 #[cfg(target_os = "none")]
 mod process;
 #[cfg(target_os = "none")]
+mod process_types;
+#[cfg(target_os = "none")]
 mod runqueue;
 #[cfg(target_os = "none")]
 mod scheduler;
@@ -61,6 +65,8 @@ mod wake;
 mod watchdog;
 
 #[cfg(target_os = "none")]
+pub use active::{active_cores, core_is_active, offline_moves};
+#[cfg(target_os = "none")]
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
     process_count, receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
@@ -80,9 +86,7 @@ pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
 #[cfg(target_os = "none")]
 pub(crate) use offline::rejoin_scheduling;
 #[cfg(target_os = "none")]
-pub use offline::{
-    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline, timeouts_moved,
-};
+pub use offline::{OfflineError, OnlineError, bring_online, take_offline, timeouts_moved};
 #[cfg(target_os = "none")]
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
