@@ -46,7 +46,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim
+.PHONY: structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -219,7 +219,12 @@ sim-calibrate: $(SETUP_STAMP) kernel sim-build
 test-sim:
 	cargo test --release $(SIM_CARGO_ARGS)
 
-check: fmt clippy
+check: fmt clippy structure
+
+# The scheduler's shape: no import cycle in kernel/sched/, no file over 400 lines, exception vectors
+# that name no scheduler or SMP item.
+structure:
+	python3 scripts/check-structure.py
 
 fmt:
 	cargo fmt --all --check

@@ -51,6 +51,7 @@ plot_tool = load("beamcore_plot", "plot.py")
 bench_tool = load("beamcore_bench", "bench.py")
 ksyms = load("beamcore_ksyms", "ksyms.py")
 linker = load("beamcore_link_kallsyms", "link-kallsyms.py")
+structure = load("beamcore_check_structure", "check-structure.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -701,6 +702,32 @@ class KernelSymbols(unittest.TestCase):
             response = Path(scratch) / "linker-arguments"
             response.write_text("-flavor\ngnu\na.o\n-o\n/t/with\\ space\n")
             self.assertEqual(linker.output_path([f"@{response}"]), Path("/t/with space"))
+
+
+class StructureCheck(unittest.TestCase):
+    def write(self, root, files):
+        for name, text in files.items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+
+    def test_a_cycle_through_a_directory_module_is_found_and_comments_are_not_imports(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            sched = Path(scratch)
+            self.write(sched, {
+                "mod.rs": "mod a; mod b; mod c;",
+                "a.rs": "use super::b::f;\n// super::c::g is only mentioned",
+                "b/mod.rs": "mod inner;",
+                "b/inner.rs": "use super::helper; use crate::sched::a::x;",
+                "c.rs": "use super::a;",
+            })
+            graph = structure.dependencies(sched)
+            self.assertEqual(set(graph["a"]), {"b"}, "the comment names c, the code does not")
+            self.assertEqual(set(graph["b"]), {"a"}, "super::helper inside b/ is b's own item")
+            self.assertEqual(structure.cycles(graph), [["a", "b"]])
+
+    def test_a_layered_graph_has_no_cycle(self):
+        self.assertEqual(structure.cycles({"api": {"wake": []}, "wake": {"percore": []}, "percore": {}}), [])
 
 
 if __name__ == "__main__":

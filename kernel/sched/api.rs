@@ -5,11 +5,11 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+use super::active;
 use super::attention;
 use super::balance::place;
 use super::dispatch::{current_slot, switch_out};
 use super::mailbox;
-use super::offline;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
 use super::process::{
@@ -17,7 +17,7 @@ use super::process::{
 };
 use super::runqueue::movable;
 use super::settings::spawn_placement;
-use super::stats::CoreStats;
+use super::stats::{self, CoreStats};
 use super::table;
 use super::wake::{admit, make_runnable};
 use crate::arch::context;
@@ -40,7 +40,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
         Some(core) => core,
         None => start_core(),
     };
-    let core = place(&options.allowed, &offline::active_set(), smp::cores_online(), options.core, preferred)?;
+    let core = place(&options.allowed, &active::active_set(), smp::cores_online(), options.core, preferred)?;
     // A closure too big to keep in the control block is boxed first (which may fail).
     let boxed = if Entry::fits::<F>() { Ok(function) } else { Err(heap::try_box(function)) };
     let boxed = match boxed {
@@ -311,7 +311,7 @@ pub fn memory_in_use() -> usize {
 
 /// Scheduler counters of `core`.
 pub fn core_stats(core: usize) -> &'static CoreStats {
-    &scheduler(core).stats
+    stats::of(core)
 }
 
 /// Where a live process is, where it may go, and how often it has moved.

@@ -66,7 +66,7 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     // SAFETY: the process is out of every queue: this core owns it.
     let process_local = unsafe { process::slot(slot).local() };
     process_local.reductions = reductions_per_slice();
-    let stats = &core.scheduler().stats;
+    let stats = core.scheduler().stats;
     bump(&stats.executed);
     trace::process_event(Event::Run, id, slot, 0);
     let now = cpu::counter();
@@ -161,7 +161,7 @@ extern "C" fn next_turn_from_process() -> Next {
     }
     let next = {
         let shared = &core.scheduler().queues;
-        let stats = &core.scheduler().stats;
+        let stats = core.scheduler().stats;
         core.local().queues.take_next(shared, stats)
     };
     match next {
@@ -192,7 +192,7 @@ fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
         }
         let next = {
             let shared = &core.scheduler().queues;
-            let stats = &core.scheduler().stats;
+            let stats = core.scheduler().stats;
             core.local().queues.take_next(shared, stats)
         };
         match next {

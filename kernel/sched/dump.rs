@@ -7,6 +7,7 @@ use super::idle::searching;
 use super::percore::scheduler;
 use super::priority::Priority;
 use super::process::{self, State};
+use super::stats;
 use super::trace;
 use crate::smp;
 
@@ -17,7 +18,7 @@ pub fn debug_dump() {
         let scheduler = scheduler(core);
         let runnable: [usize; 4] = Priority::ALL.map(|p| scheduler.runnable(p));
         let stealable = scheduler.queues.stealable();
-        let stats = &scheduler.stats;
+        let stats = stats::of(core);
         // ORDERING: Relaxed throughout: a diagnostic snapshot.
         crate::println!(
             "watchdog: core {core}: runnable {runnable:?} stealable {stealable:?} inbox {} sleeping {} executed {} \\

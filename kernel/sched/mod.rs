@@ -10,6 +10,7 @@ pub use beamcore_deque as deque;
 pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};
 pub use beamcore_trace_ring as trace_ring;
 
+mod active;
 mod api;
 mod attention;
 mod dispatch;
@@ -22,6 +23,7 @@ mod mailbox;
 mod offline;
 mod percore;
 mod process;
+mod process_types;
 mod runqueue;
 mod scheduler;
 mod settings;
@@ -35,6 +37,7 @@ pub mod trace;
 mod wake;
 mod watchdog;
 
+pub use active::{active_cores, core_is_active, offline_moves};
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
     process_count, receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
@@ -46,9 +49,7 @@ pub use ending::heap_not_reclaimed_bytes;
 pub(crate) use ending::set_program_main;
 pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
 pub(crate) use offline::rejoin_scheduling;
-pub use offline::{
-    OfflineError, OnlineError, active_cores, bring_online, core_is_active, offline_moves, take_offline, timeouts_moved,
-};
+pub use offline::{OfflineError, OnlineError, bring_online, take_offline, timeouts_moved};
 pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
     SpawnOptions, limit as process_limit,

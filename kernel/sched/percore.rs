@@ -16,14 +16,15 @@
 use alloc::collections::VecDeque;
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize};
 #[cfg(debug_assertions)]
-use core::sync::atomic::{AtomicBool as DebugFlag, Ordering};
+use core::sync::atomic::AtomicBool as DebugFlag;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use super::balance::{AdaptiveState, NEVER, Rng};
+use super::idle::SEARCHING;
 use super::process::ExitReason;
 use super::runqueue::{RunQueues, SharedQueues};
-use super::stats::CoreStats;
+use super::stats::{self, CoreStats};
 use super::timeouts::Timeouts;
 use crate::arch::context::Context;
 use crate::arch::cpu::{self, IrqState};
@@ -71,6 +72,22 @@ pub(super) struct CoreLocal {
     pub search_rounds: u32,
 }
 
+impl CoreLocal {
+    /// The core found work of its own (a job, a process), or leaves: it stops counting as a
+    /// searcher.
+    pub(super) fn end_search(&mut self) {
+        if self.searching {
+            self.stop_searching();
+        }
+    }
+
+    pub(super) fn stop_searching(&mut self) {
+        self.searching = false;
+        // ORDERING: Relaxed: see `scheduler::search_a_little_longer`.
+        SEARCHING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// One core's scheduler: its owner-only state and what other cores may touch.
 #[repr(C, align(64))]
 pub(crate) struct CoreScheduler {
@@ -88,7 +105,9 @@ pub(crate) struct CoreScheduler {
     pub(super) queues: SharedQueues,
     /// What the loop must do before it picks the next process (`attention`).
     pub(super) attention: AtomicU32,
-    pub stats: CoreStats,
+    /// This core's counters (`stats::of`), kept here so that the owner reaches them from the
+    /// scheduler it already holds: one load, not the core id and an index each time.
+    pub(super) stats: &'static CoreStats,
     /// An `OnCore` is alive on this core (debug builds check there is never a second).
     #[cfg(debug_assertions)]
     entered: DebugFlag,
@@ -124,7 +143,7 @@ impl CoreScheduler {
             sleeping: AtomicBool::new(false),
             queues: SharedQueues::new(),
             attention: AtomicU32::new(0),
-            stats: CoreStats::new(),
+            stats: stats::of(0),
             #[cfg(debug_assertions)]
             entered: DebugFlag::new(false),
         }
@@ -146,7 +165,15 @@ impl CoreScheduler {
     }
 }
 
-static SCHEDULERS: [CoreScheduler; MAX_CORES] = [const { CoreScheduler::new() }; MAX_CORES];
+static SCHEDULERS: [CoreScheduler; MAX_CORES] = {
+    let mut all = [const { CoreScheduler::new() }; MAX_CORES];
+    let mut core = 0;
+    while core < MAX_CORES {
+        all[core].stats = stats::of(core);
+        core += 1;
+    }
+    all
+};
 
 /// Core `core`'s scheduler (its shared parts; `CoreLocal` only through `OnCore`).
 pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {

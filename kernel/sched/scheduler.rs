@@ -2,7 +2,7 @@
 //! set-up, and how the pieces fit.
 //!
 //! ```text
-//!   spawn / wake (same core) ──push──▶ run queues (runqueue.rs: levels, Chase-Lev + overflow)
+//!   spawn / wake (same core) ──push──▶ run queues (runqueue/: levels, Chase-Lev + overflow)
 //!   message wake (same core) ──▶ run-next slot ─┘             │ owner takes FIFO
 //!   wake from another core ─▶ inbox ─SGI─▶ drained by the loop ┘
 //!   loop: jobs, inbox, timeouts, rebalance, pick (max > high > normal/low) ─▶ run a process
@@ -22,26 +22,26 @@ use super::attention;
 use super::balance::Rng;
 use super::dispatch::run;
 use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
-use super::percore::{self, CoreLocal, OnCore};
+use super::percore::{self, OnCore};
 use super::settings;
 use super::settings::{search_ticks, shared_queues, slice_ticks};
 use super::shared_queue;
-use super::stats::add;
+use super::stats::{self, add};
 use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
 use super::trace::{self, Event};
 use super::wake::{drain_inbox, make_runnable};
-use super::{offline, process};
+use super::{active, offline, process};
 use crate::arch::cpu;
 use crate::smp;
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
 pub(crate) fn init_core_scheduler() {
     percore::bind_this_core();
-    offline::join_at_boot(cpu::core_id());
+    active::join_at_boot(cpu::core_id());
     let mut core = OnCore::enter();
     let me = core.scheduler();
     me.inbox.lock().reserve(64);
-    me.stats.init_wait_clock(cpu::counter_frequency());
+    stats::of(cpu::core_id()).init_wait_clock(cpu::counter_frequency());
     let local = core.local();
     local.queues.init(&me.queues);
     local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));
@@ -72,7 +72,7 @@ pub(crate) fn run_loop() -> ! {
         if let Some(job) = smp::take_job() {
             // More may be queued: the bit stays until a look finds none.
             attention::set_own(&core, attention::JOBS, true);
-            end_search(core.local());
+            core.local().end_search();
             drop(core);
             cpu::irq_enable();
             job();
@@ -85,11 +85,11 @@ pub(crate) fn run_loop() -> ! {
         }
         let next = {
             let shared = &core.scheduler().queues;
-            let stats = &core.scheduler().stats;
+            let stats = core.scheduler().stats;
             core.local().queues.take_next(shared, stats)
         };
         if let Some(slot) = next {
-            end_search(core.local());
+            core.local().end_search();
             run(&mut core, slot);
             continue;
         }
@@ -100,7 +100,7 @@ pub(crate) fn run_loop() -> ! {
         }
         match try_steal(&mut core) {
             StealRound::Took(victim) => {
-                end_search(core.local());
+                core.local().end_search();
                 // If the victim still has work to spare and no core searches, wake another
                 // thief for it (Go wakes a spinning M when the last one finds work): without
                 // this, cores that slept through a burst of spawns would wait for their tick.
@@ -117,7 +117,7 @@ pub(crate) fn run_loop() -> ! {
             }
             StealRound::CoolingUntil(_) | StealRound::Nothing => match search_a_little_longer(&mut core) {
                 Some((since, until)) => {
-                    let stats = &core.scheduler().stats;
+                    let stats = core.scheduler().stats;
                     drop(core);
                     cpu::irq_enable();
                     while cpu::counter() < until {
@@ -154,26 +154,13 @@ fn expire_timeouts(core: &mut OnCore) {
     attention::set_own(core, attention::TIMEOUTS, any_left);
 }
 
-/// The core found work of its own (a job, a process), or leaves: it stops counting as a searcher.
-pub(super) fn end_search(local: &mut CoreLocal) {
-    if local.searching {
-        stop_searching(local);
-    }
-}
-
-fn stop_searching(local: &mut CoreLocal) {
-    local.searching = false;
-    // ORDERING: Relaxed: see `search_a_little_longer`.
-    SEARCHING.fetch_sub(1, Ordering::Relaxed);
-}
-
 /// An idle core that found nothing: keep searching (a short pause, growing exponentially with
 /// jitter, IRQs open so ticks and SGIs are served, then the loop's next round of jobs, inbox,
 /// timeouts and stealing) until the search budget is spent, if no more than half the cores
 /// search already. Returns when the search began this pause and when the pause ends, or
 /// `None` when the core should sleep now.
 fn search_a_little_longer(core: &mut OnCore) -> Option<(u64, u64)> {
-    let cores = offline::active_cores();
+    let cores = active::active_cores();
     if cores < 2 {
         return None;
     }
@@ -192,7 +179,7 @@ fn search_a_little_longer(core: &mut OnCore) -> Option<(u64, u64)> {
         local.search_started = now;
         local.search_rounds = 0;
     } else if now.wrapping_sub(local.search_started) >= budget {
-        stop_searching(local);
+        local.stop_searching();
         return None;
     }
     let pause = min.saturating_mul(1 << local.search_rounds.min(16)).min(max);
@@ -229,9 +216,9 @@ fn sleep(mut core: OnCore) {
         trace::record(Event::IdleEnd, id, 0, 0, 0);
         let slept = cpu::counter() - fell_asleep;
         SLEEPERS.remove(id, Ordering::Relaxed);
-        add(&me.stats.asleep_cycles, slept);
+        add(&core.scheduler().stats.asleep_cycles, slept);
         if work_elsewhere(id) {
-            add(&me.stats.idle_with_work_ticks, slept);
+            add(&core.scheduler().stats.idle_with_work_ticks, slept);
         }
     }
     // ORDERING: Relaxed: nobody needs to see the end of the sleep in order; a waker that still

@@ -21,7 +21,7 @@ static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
 /// The victim strategy in force: the boot choice unless a program changed it since.
 static STRATEGY: AtomicU8 = AtomicU8::new(u8::MAX);
 /// `queues=shared`: one run queue for the machine (read where the modes part, never on the
-/// per-core mode's hot path: see `runqueue.rs`).
+/// per-core mode's hot path: see `runqueue/`).
 static SHARED_QUEUES: AtomicBool = AtomicBool::new(false);
 /// `placement=` (an index into `SpawnPlacement::ALL`).
 static PLACEMENT: AtomicU8 = AtomicU8::new(0);

@@ -22,9 +22,8 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering, fence};
 
 use super::idle::SLEEPERS;
-use super::percore::scheduler;
 use super::priority::LEVELS;
-use super::stats::{CoreStats, bump};
+use super::stats::{self, CoreStats, bump};
 use crate::arch::cpu;
 use crate::smp::{self, Sgi};
 use crate::sync::{IrqSpinLock, IrqSpinLockGuard};
@@ -53,7 +52,7 @@ static QUEUE: SharedRunQueue = SharedRunQueue {
 
 /// The calling core's counters (for the lock counts).
 fn my_stats() -> &'static CoreStats {
-    &scheduler(cpu::core_id()).stats
+    stats::of(cpu::core_id())
 }
 
 /// Takes the lock, counting the acquisition and whether it had to wait.

@@ -5,11 +5,24 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::queue_wait::{LEADING_ZEROS_COUNTS, TicksToUs, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index};
+use crate::mm::layout::MAX_CORES;
 
 /// Buckets of the steal latency histogram.
 pub const LATENCY_BUCKETS: usize = 10;
 
-/// Per-core counters, readable by any core; each is written only by its own core.
+/// Every core's counters, apart from its scheduler so that any module may count (a thief into
+/// its victim's, a waker into its target's) without reaching the scheduler state.
+static CORE_STATS: [CoreStats; MAX_CORES] = [const { CoreStats::new() }; MAX_CORES];
+
+/// The counters of core `core`.
+#[inline(always)]
+pub(crate) const fn of(core: usize) -> &'static CoreStats {
+    &CORE_STATS[core]
+}
+
+/// Per-core counters, readable by any core; each is written only by its own core. A cache line
+/// of its own at least, so one core's counting does not slow another's.
+#[repr(align(64))]
 pub struct CoreStats {
     /// Turns given to processes (each run until yield, block, exit or preemption).
     pub executed: AtomicU64,
@@ -83,7 +96,7 @@ pub struct CoreStats {
 }
 
 impl CoreStats {
-    pub(super) const fn new() -> CoreStats {
+    const fn new() -> CoreStats {
         CoreStats {
             executed: AtomicU64::new(0),
             completed: AtomicU64::new(0),

@@ -5,16 +5,16 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
+use super::active::{self, may_run_here};
 use super::attention;
 use super::balance::CoreView;
 use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_ticks, check_victim, steal_count};
 use super::deque::Steal;
-use super::offline::{self, may_run_here};
 use super::percore::{OnCore, scheduler};
 use super::process;
 use super::runqueue::movable;
 use super::settings::{balance, rebalance_period_ticks, strategy};
-use super::stats::{add, bump, latency_bucket};
+use super::stats::{self, add, bump, latency_bucket};
 use super::trace::{self, Event};
 use super::wake::make_runnable;
 use crate::arch::cpu;
@@ -70,8 +70,8 @@ fn migrate(slot: u32, victim: usize, to: usize) {
     let migrations = process.migrations.fetch_add(1, Ordering::Relaxed) + 1;
     process.movable.store(movable(process), Ordering::Relaxed);
     MAX_MIGRATIONS_SEEN.fetch_max(migrations, Ordering::Relaxed);
-    scheduler(victim).stats.migrated_out.fetch_add(1, Ordering::Relaxed);
-    scheduler(to).stats.migrated_in.fetch_add(1, Ordering::Relaxed);
+    stats::of(victim).migrated_out.fetch_add(1, Ordering::Relaxed);
+    stats::of(to).migrated_in.fetch_add(1, Ordering::Relaxed);
 }
 
 /// An idle core's round of stealing: up to `retries` victims chosen by the strategy, with
@@ -84,7 +84,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
     }
     let (config, _) = *balance();
     let strategy = strategy();
-    let stats = &core.scheduler().stats;
+    let stats = core.scheduler().stats;
     let views = core_views(cores);
     let mut victims = {
         let local = core.local();
@@ -93,7 +93,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
     };
     // A core that left (or is leaving) is no victim: its queues are empty or being emptied by
     // itself, and it may hold nothing anyone waits for.
-    victims.retain(|victim| offline::core_is_active(*victim));
+    victims.retain(|victim| active::core_is_active(*victim));
     // The earliest moment a victim that refused only for its cooldown becomes available.
     let mut cooled_at: Option<u64> = None;
     for (attempt, &victim) in victims.iter().enumerate() {
@@ -155,7 +155,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
 /// Takes up to `count` processes from `victim`, highest priority level first.
 fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
     let thief = core.id();
-    let stats = &core.scheduler().stats;
+    let stats = core.scheduler().stats;
     let Some(stealers) = scheduler(victim).queues.stealers.get() else { return 0 };
     let mut taken = 0;
     let mut lost_race = false;
@@ -221,7 +221,7 @@ pub(super) fn rebalance(core: &mut OnCore) {
     let views = core_views(cores);
     // Only cores that schedule: an offline core is neither robbed nor given work (a push that
     // races its leave is caught by its closed inbox and goes on, see `wake::deliver`).
-    let active = || (0..cores).filter(|&c| offline::core_is_active(c));
+    let active = || (0..cores).filter(|&c| active::core_is_active(c));
     let busiest = active().max_by_key(|&c| views[c].load).unwrap_or(0);
     let idlest = active().min_by_key(|&c| views[c].load).unwrap_or(0);
     let (high, low) = (views[busiest].load, views[idlest].load);
@@ -274,7 +274,7 @@ pub(super) fn steal_would_succeed(core: &mut OnCore) -> bool {
     let now = cpu::counter();
     let last_steal = &core.local().last_steal;
     (0..cores)
-        .filter(|&victim| victim != thief && offline::core_is_active(victim))
+        .filter(|&victim| victim != thief && active::core_is_active(victim))
         .any(|victim| check_victim(&config, views[thief].load, &views[victim], now, last_steal[victim]).is_ok())
 }
 
@@ -282,7 +282,7 @@ pub(super) fn steal_would_succeed(core: &mut OnCore) -> bool {
 pub(super) fn work_elsewhere(thief: usize) -> bool {
     let min_steal = balance().0.min_steal;
     (0..smp::cores_online())
-        .filter(|&core| core != thief && offline::core_is_active(core))
+        .filter(|&core| core != thief && active::core_is_active(core))
         .any(|core| scheduler(core).queues.stealable_total() >= min_steal)
 }
 

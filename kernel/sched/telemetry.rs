@@ -4,10 +4,9 @@
 use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::percore::scheduler;
 use super::queue_wait::mean_us;
 use super::settings::{balance_config, queue_mode, spawn_placement};
-use super::stats::{CoreStats, LATENCY_BUCKETS};
+use super::stats::{self, CoreStats, LATENCY_BUCKETS};
 use super::steal::max_migrations_seen;
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
@@ -20,7 +19,7 @@ fn read(counter: &AtomicU64) -> u64 {
 
 /// Sum of a counter over the online cores.
 pub fn total(field: fn(&CoreStats) -> &AtomicU64) -> u64 {
-    (0..smp::cores_online()).map(|c| read(field(&scheduler(c).stats))).sum()
+    (0..smp::cores_online()).map(|c| read(field(stats::of(c)))).sum()
 }
 
 /// Prints the per-core table and the `report:` line. `work` gives each core's executed work
@@ -36,7 +35,7 @@ pub fn print_report(
         "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  mig_limit  not_allowed  lost  mig_in  mig_out  asleep_ms"
     );
     for core in 0..cores {
-        let s = &scheduler(core).stats;
+        let s = stats::of(core);
         println!(
             "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>11}  {:>4}  {:>6}  {:>7}  {:>9}",
             work(core),
@@ -78,14 +77,14 @@ fn write_json(
     json.uint("spawned", total(|s| &s.spawned))?.uint("completed", total(|s| &s.completed))?;
     json.uint("max_migrations_seen", u64::from(max_migrations_seen()))?;
     json.float("work_max_over_mean", max_over_mean)?;
-    let (moved, rebound) = super::offline::offline_moves();
+    let (moved, rebound) = super::active::offline_moves();
     json.uint("offline_moved", moved)?.uint("offline_rebound", rebound)?;
     json.uint("offline_timeouts_moved", super::offline::timeouts_moved())?;
     extra(&mut json)?;
     json.array("per_core", cores, |core, e| {
-        let s = &scheduler(core).stats;
+        let s = stats::of(core);
         e.uint("core", core as u64)?
-            .uint("online", u64::from(super::offline::core_is_active(core)))?
+            .uint("online", u64::from(super::active::core_is_active(core)))?
             .uint("offline_count", smp::core(core).offline_count())?
             .uint("work", works[core])?
             .uint("executed", read(&s.executed))?

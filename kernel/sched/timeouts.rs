@@ -3,10 +3,7 @@
 //! wait under the slot's lock, keeps a stale timeout from waking a later wait.
 
 use alloc::vec::Vec;
-use core::sync::atomic::Ordering;
 
-use super::attention;
-use super::percore::scheduler;
 use super::process::{self, State};
 
 /// One deadline: the process and the wait it was set for.
@@ -79,28 +76,5 @@ impl Timeouts {
     /// True when no deadline is pending.
     pub(super) fn is_empty(&self) -> bool {
         self.pending.is_empty()
-    }
-}
-
-/// A leaving core's deadlines, given to `target` (an active core): it merges them when it next
-/// drains its inbox (the `INBOX` bit), and from then on expires them as its own. A process
-/// whose deadline passes there is queued through its own core's inbox if that is not `target`
-/// (`scheduler::expire_timeouts`), so a binding is never broken.
-pub(super) fn hand_over(timeouts: Vec<Timeout>, target: usize) {
-    let scheduler = scheduler(target);
-    let count = timeouts.len();
-    {
-        // Growing the list may allocate; a failure would lose deadlines: a kernel panic, never
-        // a silent loss.
-        let mut adopted = scheduler.adopted_timeouts.lock();
-        adopted.extend(timeouts);
-        // ORDERING: SeqCst, as the inbox's count (the sleeper's Dekker pair in `sleep`): the
-        // target either sees the count or is seen asleep and woken. Each deadline counts one,
-        // taken off when `drain_inbox` merges it.
-        scheduler.inbox_len.fetch_add(count, Ordering::SeqCst);
-    }
-    attention::inbox_filled(target);
-    if scheduler.sleeping.load(Ordering::SeqCst) {
-        let _ = crate::smp::send_sgi(target, crate::smp::Sgi::Wake);
     }
 }

@@ -8,11 +8,12 @@
 
 use core::sync::atomic::Ordering;
 
+use super::active;
 use super::attention;
-use super::offline;
 use super::percore::{OnCore, scheduler};
 use super::process;
 use super::settings::shared_queues;
+use super::stats;
 use super::trace::{self, Event};
 use crate::smp::{self, Sgi};
 
@@ -74,7 +75,7 @@ pub(super) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
             }
         }
         let gone = target;
-        target = offline::retarget(slot, gone, offline::substitute(gone));
+        target = active::retarget(slot, gone, active::substitute(gone));
         if target == core.id() {
             core.enqueue(slot);
             return;
@@ -152,7 +153,7 @@ fn adopt_timeouts(core: &mut OnCore) {
 /// Queues a newly spawned process (already `Runnable`) on `target`.
 pub(super) fn admit(core: &mut OnCore, target: usize, slot: u32) {
     // ORDERING: Relaxed: a statistic other cores write too (a spawn on another core).
-    scheduler(target).stats.spawned.fetch_add(1, Ordering::Relaxed);
+    stats::of(target).spawned.fetch_add(1, Ordering::Relaxed);
     trace::process_event(Event::Spawn, target, slot, core.id() as u32);
     make_runnable(core, slot);
 }

@@ -16,6 +16,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::dump::debug_dump;
 use super::percore::scheduler;
 use super::process::{self, State};
+use super::stats;
 use super::table;
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
@@ -36,7 +37,7 @@ pub fn arm_progress_watchdog(seconds: u64) {
     let now = cpu::counter();
     for core in 0..MAX_CORES {
         PROGRESS_AT[core].store(now, Ordering::Relaxed);
-        TURNS_SEEN[core].store(scheduler(core).stats.executed.load(Ordering::Relaxed), Ordering::Relaxed);
+        TURNS_SEEN[core].store(stats::of(core).executed.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     NEXT_SAMPLE.store(now, Ordering::Relaxed);
     PERIOD_TICKS.store(seconds.saturating_mul(cpu::counter_frequency()).max(1), Ordering::Relaxed);
@@ -81,7 +82,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
     let mut frozen = heapless::Vec::<usize, MAX_CORES>::new();
     let mut latest_progress = 0u64;
     for core in 0..cores {
-        let turns = scheduler(core).stats.executed.load(Ordering::Relaxed);
+        let turns = stats::of(core).executed.load(Ordering::Relaxed);
         if turns != TURNS_SEEN[core].load(Ordering::Relaxed) {
             TURNS_SEEN[core].store(turns, Ordering::Relaxed);
             PROGRESS_AT[core].store(now, Ordering::Relaxed);

@@ -15,20 +15,27 @@
 //! paths: a push already branches on `queues` being there, and a take reaches the shared
 //! queue only from `take_next_slow`, where the fast path falls through whenever `queues` is
 //! `None`. Only `push_woken` pays one extra test of `queues`.
+//!
+//! Here: the pushes and the inline take. `slow.rs`: every other take. `counts.rs`: what other
+//! cores read (the thieves' ends, the runnable counts).
+
+mod counts;
+mod slow;
 
 use alloc::collections::VecDeque;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::Ordering;
 
 use super::balance::{may_migrate, pinned};
-use super::deque::{NativeAtomics, Steal, WorkQueue, WorkQueueStealer};
+use super::deque::{NativeAtomics, Steal, WorkQueue};
 use super::idle::{SLEEPERS, wake_a_thief};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
 use super::process::{self, Affinity, Process};
 use super::settings::{balance, shared_queues};
-use super::shared_queue;
 use super::stats::{CoreStats, bump};
 use crate::arch::cpu;
 use crate::smp;
+pub(crate) use counts::SharedQueues;
+use slow::push_shared;
 
 /// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
 const DEQUE_CAPACITY: usize = 256;
@@ -44,69 +51,6 @@ const TAKE_OLDEST_ATTEMPTS: u32 = 4;
 /// pair of processes passing messages back and forth would otherwise keep the rest of the level
 /// from running for good (Tokio caps its LIFO slot at 3 polls for the same reason).
 pub const RUN_NEXT_CAP: u32 = 4;
-
-/// What every core may read of a core's run queues: the thieves' ends and the runnable counts.
-///
-/// The runnable count of a priority is `queued - taken_away`: the owner counts its own pushes
-/// and takes in `queued` with plain loads and stores (it is the only writer), and other cores
-/// count the processes they take from here (steals, push rebalancing) in `taken_away`, so the
-/// owner's every push and take costs no read-modify-write.
-pub(crate) struct SharedQueues {
-    pub(super) stealers: spin::Once<[WorkQueueStealer<NativeAtomics>; LEVELS]>,
-    /// Per priority (max, high, normal, low): pushes minus the owner's own takes.
-    queued: [AtomicUsize; 4],
-    /// Per priority: processes other cores took from here.
-    taken_away: [AtomicUsize; 4],
-}
-
-impl SharedQueues {
-    pub(super) const fn new() -> SharedQueues {
-        SharedQueues {
-            stealers: spin::Once::new(),
-            queued: [const { AtomicUsize::new(0) }; 4],
-            taken_away: [const { AtomicUsize::new(0) }; 4],
-        }
-    }
-
-    /// Runnable processes of `priority` queued here (a load figure: read while the owner and
-    /// thieves change it, it may be off by the moves made during the two reads, never below 0).
-    pub(super) fn runnable(&self, priority: Priority) -> usize {
-        // ORDERING: Relaxed: a load figure; nothing is read through it.
-        let queued = self.queued[priority as usize].load(Ordering::Relaxed);
-        let taken_away = self.taken_away[priority as usize].load(Ordering::Relaxed);
-        (queued.wrapping_sub(taken_away) as isize).max(0) as usize
-    }
-
-    /// Runnable processes by priority.
-    pub(super) fn runnable_by_priority(&self) -> [usize; 4] {
-        Priority::ALL.map(|p| self.runnable(p))
-    }
-
-    /// Another core took a process of `priority` from here (its steal or rebalancing).
-    pub(super) fn count_taken_away(&self, priority: Priority) {
-        // ORDERING: Relaxed: a load figure.
-        self.taken_away[priority as usize].fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Stealable processes per level (0 for a core that has not started scheduling).
-    pub(super) fn stealable(&self) -> [usize; LEVELS] {
-        self.stealers.get().map_or([0; LEVELS], |s| s.each_ref().map(|q| q.len()))
-    }
-
-    /// Stealable processes, all levels.
-    pub(super) fn stealable_total(&self) -> usize {
-        self.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum())
-    }
-
-    /// The owner queued (`+1`) or took (`-1`) a process of `priority`: a plain load and store,
-    /// since only the owner writes `queued`.
-    #[inline(always)]
-    fn count(&self, priority: Priority, delta: isize) {
-        let counter = &self.queued[priority as usize];
-        // ORDERING: Relaxed: a load figure (see `runnable`).
-        counter.store(counter.load(Ordering::Relaxed).wrapping_add_signed(delta), Ordering::Relaxed);
-    }
-}
 
 /// No process in the "run next" slot.
 const NONE: u32 = u32::MAX;
@@ -174,7 +118,7 @@ impl RunQueues {
         stamp_queued(process);
         let priority = process.priority();
         shared.count(priority, 1);
-        self.push_counted(slot, priority);
+        self.push_counted(shared, slot, priority);
     }
 
     /// Puts a process a message just woke into the "run next" slot; the one there before, if
@@ -197,13 +141,13 @@ impl RunQueues {
         if before != NONE {
             let before_priority = process::slot(before).priority();
             debug_assert_eq!(before_priority.level() as u8, before_level);
-            self.push_counted(before, before_priority);
+            self.push_counted(shared, before, before_priority);
         }
     }
 
     /// Queues a process its core already counts as runnable.
     #[inline(always)]
-    fn push_counted(&mut self, slot: u32, priority: Priority) {
+    fn push_counted(&mut self, shared: &SharedQueues, slot: u32, priority: Priority) {
         let process = process::slot(slot);
         let level = priority.level() as usize;
         self.occupied |= 1 << level;
@@ -212,7 +156,7 @@ impl RunQueues {
         if process.movable.load(Ordering::Relaxed) {
             let Some(queues) = self.queues.as_ref() else {
                 // `queues=shared` (a core schedules only after `init`).
-                return push_shared(slot, priority);
+                return push_shared(shared, slot, priority);
             };
             // Never refused: a full deque spills to the overflow queue (Placement says which).
             let _placement = queues[level].push(u64::from(slot));
@@ -300,152 +244,10 @@ impl RunQueues {
         if low_priority_rule(Priority::Low, passes) == LowPriorityDecision::PassOver {
             // Back of the level, its wait still running from when it was first queued.
             shared.count(Priority::Low, 1);
-            self.push_counted(slot, Priority::Low);
+            self.push_counted(shared, slot, Priority::Low);
             return false;
         }
         true
-    }
-
-    /// `take_next` for every case.
-    #[cold]
-    #[inline(never)]
-    fn take_next_slow(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
-        if self.queues.is_none() {
-            return self.take_next_shared(shared, stats);
-        }
-        // Levels found with items that could not be taken this pass (see `Take::GaveUp`).
-        let mut skip = 0u8;
-        loop {
-            let levels = self.occupied & !skip;
-            if levels == 0 {
-                return None;
-            }
-            let level = levels.trailing_zeros() as usize;
-            let slot = match self.take_run_next(level) {
-                Some(slot) => slot,
-                None => match self.take_from_queues(level, stats) {
-                    Take::Slot(slot) => {
-                        // The run-next slot's level had its turn: its streak starts again.
-                        if level == usize::from(self.run_next_level) {
-                            self.run_next_streak = 0;
-                        }
-                        slot
-                    }
-                    Take::Empty => {
-                        if self.run_next == NONE || usize::from(self.run_next_level) != level {
-                            self.occupied &= !(1 << level);
-                        }
-                        skip |= 1 << level;
-                        continue;
-                    }
-                    Take::GaveUp => {
-                        skip |= 1 << level;
-                        continue;
-                    }
-                },
-            };
-            if let Some(slot) = self.accept(shared, stats, slot) {
-                return Some(slot);
-            }
-        }
-    }
-
-    /// The "run next" process if it is at `level` and has not had its `RUN_NEXT_CAP` turns in a
-    /// row while others wait there; when it has, it goes to the back of the level instead.
-    #[inline]
-    fn take_run_next(&mut self, level: usize) -> Option<u32> {
-        let slot = self.run_next;
-        if slot == NONE || usize::from(self.run_next_level) != level {
-            return None;
-        }
-        self.run_next = NONE;
-        if self.run_next_streak >= RUN_NEXT_CAP {
-            self.run_next_streak = 0;
-            if !self.level_is_empty(level) {
-                self.push_counted(slot, process::slot(slot).priority());
-                return None;
-            }
-        }
-        self.run_next_streak += 1;
-        Some(slot)
-    }
-
-    /// `take_next` with `queues=shared`: the highest level that holds a process here (private
-    /// queue) or in the shared queue, alternating between the two within a level as
-    /// `take_from_queues` does, the low-priority rule applied as everywhere.
-    #[cold]
-    #[inline(never)]
-    fn take_next_shared(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
-        loop {
-            let levels = self.occupied | shared_queue::occupied_levels();
-            if levels == 0 {
-                return None;
-            }
-            let level = levels.trailing_zeros() as usize;
-            let private_first = self.private_turn & (1 << level) != 0;
-            self.private_turn ^= 1 << level;
-            let private = &mut self.private[level];
-            let (slot, from_private) = if private_first {
-                match private.pop_front() {
-                    Some(slot) => (Some(slot), true),
-                    None => (shared_queue::take(level), false),
-                }
-            } else {
-                match shared_queue::take(level) {
-                    Some(slot) => (Some(slot), false),
-                    None => (private.pop_front(), true),
-                }
-            };
-            if private.is_empty() {
-                self.occupied &= !(1 << level);
-            }
-            let Some(slot) = slot else { continue };
-            let process = process::slot(slot);
-            if from_private {
-                // Counted as runnable here when queued.
-                shared.count(process.priority(), -1);
-            } else {
-                // A waker may have queued it while its last core was still saving its
-                // registers (a `receive` that blocked): wait for them before anything reads
-                // its context or frees its stack.
-                process.wait_registers_saved();
-                adopt(process, stats);
-            }
-            if process.priority() == Priority::Low && !self.low_may_run(shared, slot) {
-                continue;
-            }
-            if from_private {
-                bump(&stats.local_pops);
-            }
-            return Some(slot);
-        }
-    }
-
-    /// Whether `level`'s queues (not the "run next" slot) look empty.
-    fn level_is_empty(&self, level: usize) -> bool {
-        self.private[level].is_empty() && self.queues.as_ref().is_none_or(|q| q[level].is_empty())
-    }
-
-    /// The next process of `level`'s queues, alternating between the private and the stealable
-    /// queue, so neither kind of process can starve the other.
-    fn take_from_queues(&mut self, level: usize, stats: &CoreStats) -> Take {
-        let Some(queues) = self.queues.as_ref() else { return Take::Empty };
-        let queue = &queues[level];
-        let private_first = self.private_turn & (1 << level) != 0;
-        self.private_turn ^= 1 << level;
-        let private = &mut self.private[level];
-        if private_first {
-            match private.pop_front() {
-                Some(slot) => Take::Slot(slot),
-                None => take_oldest(queue, stats),
-            }
-        } else {
-            match take_oldest(queue, stats) {
-                Take::Empty => private.pop_front().map_or(Take::Empty, Take::Slot),
-                Take::GaveUp => private.pop_front().map_or(Take::GaveUp, Take::Slot),
-                taken => taken,
-            }
-        }
     }
 }
 
@@ -458,42 +260,6 @@ fn stamp_queued(process: &Process) {
     // SAFETY: the process is being queued by the core that owns it (in no queue yet, IRQs
     // masked under the caller's `OnCore`); no other reference to its `Local` is alive.
     unsafe { process.local().queued_at = cpu::counter() };
-}
-
-impl RunQueues {
-    /// Takes any process queued here, whatever its level, binding or low-priority passes, and
-    /// counts it as no longer queued: for a leaving core, which hands every one to another core.
-    /// `None` once every queue is empty (thieves may take some meanwhile: each item is taken
-    /// once, by one of us). Nobody else pushes here (the owner is the only pusher, and its
-    /// inbox is closed), so the loop ends.
-    pub(super) fn take_any(&mut self, shared: &SharedQueues) -> Option<u32> {
-        let slot = self.take_any_uncounted()?;
-        shared.count(process::slot(slot).priority(), -1);
-        Some(slot)
-    }
-
-    fn take_any_uncounted(&mut self) -> Option<u32> {
-        if self.run_next != NONE {
-            self.run_next_streak = 0;
-            return Some(core::mem::replace(&mut self.run_next, NONE));
-        }
-        for level in 0..LEVELS {
-            if let Some(slot) = self.private[level].pop_front() {
-                return Some(slot);
-            }
-            let Some(queues) = self.queues.as_ref() else { continue };
-            loop {
-                match queues[level].take_oldest() {
-                    Steal::Success(item) => return Some(item as u32),
-                    Steal::Empty => break,
-                    // A thief took the top item, or a store-exclusive failed: look again.
-                    Steal::Retry => {}
-                }
-            }
-        }
-        self.occupied = 0;
-        None
-    }
 }
 
 /// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
@@ -513,31 +279,6 @@ fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Take {
     }
     bump(&stats.take_oldest_gave_up);
     Take::GaveUp
-}
-
-/// `queues=shared`: queues a movable process in the machine's shared queue, which this core's
-/// runnable counts do not cover (`push` counted it here: that is undone). Out of line, so the
-/// per-core mode's push carries none of it.
-#[cold]
-#[inline(never)]
-fn push_shared(slot: u32, priority: Priority) {
-    super::percore::scheduler(crate::arch::cpu::core_id()).queues.count(priority, -1);
-    shared_queue::push(slot, priority.level() as usize);
-}
-
-/// A process this core took from the shared queue (`queues=shared`) runs here now: its core
-/// changes (so a wake from this core finds it local), and a change of core counts as a
-/// migration in the per-core counters. Its migration count, the balancer's budget, stays: no
-/// balancer moves processes in this mode, and every core is equally far from the queue.
-fn adopt(process: &Process, stats: &CoreStats) {
-    let me = crate::arch::cpu::core_id();
-    // ORDERING: Relaxed: the shared queue's lock handed the process over.
-    let before = process.core.swap(me, Ordering::Relaxed);
-    if before != me {
-        // ORDERING: Relaxed: counts other cores add to as well.
-        stats.migrated_in.fetch_add(1, Ordering::Relaxed);
-        super::percore::scheduler(before).stats.migrated_out.fetch_add(1, Ordering::Relaxed);
-    }
 }
 
 /// May the balancer move this process? Cached in `Process::movable` by whoever changes what

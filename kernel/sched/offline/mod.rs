@@ -15,24 +15,22 @@
 //! One transition at a time in the whole machine (`TRANSITION`): while a core leaves, no other
 //! core leaves or joins, so the cores it hands its work to stay online while it does.
 
-use core::fmt;
+mod errors;
+
+use alloc::vec::Vec;
+
 use core::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
+use super::active::{ACTIVE, MOVED, retarget, substitute};
 use super::attention;
-use super::balance::may_run_on;
-use super::percore::{self, OnCore};
-use super::process::{self, Process};
-use super::runqueue::movable;
+use super::percore::{self, OnCore, scheduler};
+use super::timeouts::Timeout;
 use crate::arch::cpu;
 use crate::core_power::{self, PowerError};
-use crate::core_set::{CoreMask, CoreSet};
 use crate::mm::layout::MAX_CORES;
 use crate::smp::{self, Sgi};
 use crate::time::Deadline;
-
-/// Cores that schedule: they accept new work (spawns, wakes, pushes), may be robbed and are
-/// looked at by the balancer. A leaving core removes itself before it empties its queues.
-pub(super) static ACTIVE: CoreSet = CoreSet::new();
+pub use errors::{OfflineError, OnlineError};
 
 const ONLINE: u8 = 0;
 const LEAVING: u8 = 1;
@@ -46,120 +44,12 @@ static TRANSITION: AtomicUsize = AtomicUsize::new(NO_TRANSITION);
 const NO_TRANSITION: usize = usize::MAX;
 /// The PSCI code a leaving core got from `CPU_OFF` (0: none), for the caller's error.
 static REFUSED: [AtomicI64; MAX_CORES] = [const { AtomicI64::new(0) }; MAX_CORES];
-/// Processes moved off leaving cores, and how many of them were bound there (and rebound).
-static MOVED: AtomicU64 = AtomicU64::new(0);
-static REBOUND: AtomicU64 = AtomicU64::new(0);
 /// `receive_timeout` deadlines handed over by leaving cores.
 static TIMEOUTS_MOVED: AtomicU64 = AtomicU64::new(0);
 
 /// How long `bring_online` waits for the firmware to report the core off, then for the core to
 /// come back.
 const POWER_WAIT_US: u64 = 2_000_000;
-
-/// Why a core could not be taken offline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OfflineError {
-    /// No core has this id (ids run from 0 to `smp::cores_online() - 1`).
-    NoSuchCore(usize),
-    /// Core 0 runs the boot-time duties (push rebalancing, the watchdog's tick) and stays.
-    BootCore,
-    /// It is the only core still scheduling.
-    LastOnline(usize),
-    /// It is offline already.
-    AlreadyOffline(usize),
-    /// Another core is going offline or coming online right now; one at a time.
-    TransitionInProgress { core: usize },
-    /// The PSCI firmware refused `CPU_OFF`; the core went back to scheduling (what it held was
-    /// moved and stays moved).
-    PsciRefused { core: usize, error: PowerError },
-}
-
-impl fmt::Display for OfflineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OfflineError::NoSuchCore(core) => {
-                write!(f, "take_offline: no core {core} (cores are 0..{})", smp::cores_online())
-            }
-            OfflineError::BootCore => write!(f, "take_offline: core 0 cannot go offline"),
-            OfflineError::LastOnline(core) => write!(f, "take_offline: core {core} is the last online core"),
-            OfflineError::AlreadyOffline(core) => write!(f, "take_offline: core {core} is already offline"),
-            OfflineError::TransitionInProgress { core } => {
-                write!(f, "take_offline: core {core} is in transition; one core at a time")
-            }
-            OfflineError::PsciRefused { core, error } => {
-                write!(f, "take_offline: core {core}: CPU_OFF refused: {error}; the core is back online")
-            }
-        }
-    }
-}
-
-/// Why a core could not be brought back online.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnlineError {
-    /// No core has this id (ids run from 0 to `smp::cores_online() - 1`).
-    NoSuchCore(usize),
-    /// It is online already.
-    AlreadyOnline(usize),
-    /// Another core (or this one) is in transition right now; one at a time.
-    TransitionInProgress { core: usize },
-    /// The firmware still reports the core powered on after its `CPU_OFF`.
-    StillPoweredOn(usize),
-    /// The PSCI firmware refused `CPU_ON` (or `AFFINITY_INFO`); the core stays offline.
-    PsciRefused { core: usize, error: PowerError },
-    /// The core was started but did not come back within the wait; it may still.
-    DidNotStart(usize),
-}
-
-impl fmt::Display for OnlineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OnlineError::NoSuchCore(core) => {
-                write!(f, "bring_online: no core {core} (cores are 0..{})", smp::cores_online())
-            }
-            OnlineError::AlreadyOnline(core) => write!(f, "bring_online: core {core} is already online"),
-            OnlineError::TransitionInProgress { core } => {
-                write!(f, "bring_online: core {core} is in transition; one core at a time")
-            }
-            OnlineError::StillPoweredOn(core) => {
-                write!(f, "bring_online: core {core} still powered on {} ms after it left", POWER_WAIT_US / 1000)
-            }
-            OnlineError::PsciRefused { core, error } => write!(f, "bring_online: core {core}: CPU_ON refused: {error}"),
-            OnlineError::DidNotStart(core) => {
-                write!(f, "bring_online: core {core} did not come back within {} ms", POWER_WAIT_US / 1000)
-            }
-        }
-    }
-}
-
-/// Is `core` scheduling now (online, not leaving)?
-pub fn core_is_active(core: usize) -> bool {
-    core < MAX_CORES && ACTIVE.contains(core)
-}
-
-/// The cores scheduling now, as one reading (see `CoreSet::load`).
-pub(super) fn active_set() -> CoreMask {
-    ACTIVE.load()
-}
-
-/// May `process` run on `core`: is the core in its allowed set, and does it schedule? The one
-/// check every mover makes (a thief before it keeps what it took, push rebalancing for the core
-/// it sends processes to, a leaving core for where its processes go), so that a process never
-/// lands outside its set or on a core that left.
-#[inline]
-pub(super) fn may_run_here(process: &Process, core: usize) -> bool {
-    may_run_on(&process.allowed.load(), core) && core_is_active(core)
-}
-
-/// Cores scheduling now.
-pub fn active_cores() -> usize {
-    ACTIVE.load().len()
-}
-
-/// Processes moved off cores that went offline, and how many of those were bound there.
-pub fn offline_moves() -> (u64, u64) {
-    // ORDERING: Relaxed: figures for the report.
-    (MOVED.load(Ordering::Relaxed), REBOUND.load(Ordering::Relaxed))
-}
 
 /// `receive_timeout` deadlines leaving cores handed to online ones.
 pub fn timeouts_moved() -> u64 {
@@ -302,7 +192,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
     // ORDERING: SeqCst, as every change of ACTIVE: a core that reads ACTIVE after this sees
     // the core gone; one that read it before reaches the inbox, closed below under its lock.
     ACTIVE.remove(me, Ordering::SeqCst);
-    super::scheduler::end_search(core.local());
+    core.local().end_search();
     // 2. Jobs queued before the close run now, as the loop would have run them (IRQs open).
     let jobs = smp::close_jobs();
     attention::take(&core, attention::JOBS);
@@ -337,7 +227,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
     let timeouts = core.local().timeouts.take_all();
     if !timeouts.is_empty() {
         TIMEOUTS_MOVED.fetch_add(timeouts.len() as u64, Ordering::Relaxed);
-        super::timeouts::hand_over(timeouts, targets.next());
+        hand_over_timeouts(timeouts, targets.next());
     }
     attention::set_own(&core, attention::TIMEOUTS, false);
     // 6. Stop: no interrupt, no tick, nothing runs here until the core rejoins.
@@ -377,44 +267,6 @@ pub(crate) fn rejoin_scheduling() {
     STATE[me].store(ONLINE, Ordering::Release);
 }
 
-/// Every core once, at boot: it schedules.
-pub(super) fn join_at_boot(core: usize) {
-    // ORDERING: SeqCst, as every change of ACTIVE.
-    ACTIVE.insert(core, Ordering::SeqCst);
-}
-
-/// The process in `slot`, moved off `from` (leaving or gone), goes to `to` if its allowed cores
-/// include it, else to the next core after `from` that they include and that schedules; when
-/// none does (a process bound to `from`, or a set of cores all gone), it goes to `to` and is
-/// rebound there: its set becomes that one core (counted). Returns the core it goes to, which
-/// is the process's core from now on. The caller owns the process (it took it from a queue,
-/// or made it `Runnable` under its lock).
-pub(super) fn retarget(slot: u32, from: usize, to: usize) -> usize {
-    let process = process::slot(slot);
-    let cores = smp::cores_online().max(1);
-    let target = if to != from && may_run_here(process, to) {
-        to
-    } else {
-        (1..cores).map(|step| (from + step) % cores).find(|&c| may_run_here(process, c)).unwrap_or(to)
-    };
-    // ORDERING: Relaxed: the process's placement, handed over with the process by the inbox
-    // (lock) it goes into next.
-    process.core.store(target, Ordering::Relaxed);
-    if !may_run_on(&process.allowed.load(), target) {
-        process.allowed.store(CoreMask::single(target));
-        process.movable.store(movable(process), Ordering::Relaxed);
-        REBOUND.fetch_add(1, Ordering::Relaxed);
-    }
-    target
-}
-
-/// Where work meant for `core`, which no longer schedules, goes instead: the next active core
-/// after it (core 0 always is).
-pub(super) fn substitute(core: usize) -> usize {
-    let cores = smp::cores_online().max(1);
-    (1..=cores).map(|step| (core + step) % cores).find(|&c| core_is_active(c)).unwrap_or(0)
-}
-
 /// The active cores, one after another, starting after a given core.
 struct ActiveRoundRobin {
     last: usize,
@@ -428,5 +280,28 @@ impl ActiveRoundRobin {
     fn next(&mut self) -> usize {
         self.last = substitute(self.last);
         self.last
+    }
+}
+
+/// A leaving core's deadlines, given to `target` (an active core): it merges them when it next
+/// drains its inbox (the `INBOX` bit), and from then on expires them as its own. A process
+/// whose deadline passes there is queued through its own core's inbox if that is not `target`
+/// (`scheduler::expire_timeouts`), so a binding is never broken.
+fn hand_over_timeouts(timeouts: Vec<Timeout>, target: usize) {
+    let scheduler = scheduler(target);
+    let count = timeouts.len();
+    {
+        // Growing the list may allocate; a failure would lose deadlines: a kernel panic, never
+        // a silent loss.
+        let mut adopted = scheduler.adopted_timeouts.lock();
+        adopted.extend(timeouts);
+        // ORDERING: SeqCst, as the inbox's count (the sleeper's Dekker pair in `sleep`): the
+        // target either sees the count or is seen asleep and woken. Each deadline counts one,
+        // taken off when `drain_inbox` merges it.
+        scheduler.inbox_len.fetch_add(count, Ordering::SeqCst);
+    }
+    attention::inbox_filled(target);
+    if scheduler.sleeping.load(Ordering::SeqCst) {
+        let _ = crate::smp::send_sgi(target, crate::smp::Sgi::Wake);
     }
 }

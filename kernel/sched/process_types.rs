@@ -1,0 +1,270 @@
+//! What a program sees of processes: their identifiers, the options they are spawned with, why
+//! they end, the messages they exchange and why a spawn or a send fails. The control block that
+//! carries them is `process.rs`.
+
+use alloc::boxed::Box;
+use core::any::Any;
+use core::fmt;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use super::balance::PlaceError;
+use super::priority::Priority;
+use crate::core_set::CoreMask;
+use crate::mm::heap::OutOfMemory;
+use crate::mm::layout::MAX_PROCESSES;
+
+/// The most stack a process may grow to unless it asks otherwise. It starts with one page
+/// mapped and grows a page at a time as it faults below it (`mm::stacks`).
+pub const DEFAULT_STACK_BYTES: usize = 32 * 1024;
+/// The most processes alive at once (bootarg `max_processes`).
+pub(in crate::sched) static LIMIT: AtomicUsize = AtomicUsize::new(MAX_PROCESSES);
+/// The process limit in force.
+pub fn limit() -> usize {
+    LIMIT.load(Ordering::Relaxed)
+}
+
+/// A process identifier: a table slot and the generation of its occupant.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Pid {
+    pub(crate) index: u32,
+    pub(crate) generation: u32,
+}
+
+impl Pid {
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
+    pub fn generation(self) -> u32 {
+        self.generation
+    }
+}
+
+impl fmt::Debug for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{}.{}>", self.index, self.generation)
+    }
+}
+
+impl fmt::Display for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Where a process may run, as `placement` reports it (derived from its allowed cores).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Affinity {
+    /// Any core; the balancer may move it.
+    #[default]
+    Free,
+    /// Only this core, for good.
+    Bound(usize),
+    /// Only these cores (more than one, not all): the balancer moves it only among them.
+    Within(CoreMask),
+}
+
+impl Affinity {
+    /// The affinity a set of allowed cores amounts to.
+    pub fn of(allowed: CoreMask) -> Affinity {
+        if allowed == CoreMask::ALL {
+            Affinity::Free
+        } else if allowed.len() == 1
+            && let Some(core) = allowed.first()
+        {
+            Affinity::Bound(core)
+        } else {
+            Affinity::Within(allowed)
+        }
+    }
+}
+
+/// How to spawn a process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpawnOptions {
+    pub priority: Priority,
+    /// The most stack the process may grow to (rounded up to pages; at least one page, at most
+    /// 8 MiB). It starts with one page.
+    pub stack_bytes: usize,
+    /// The cores it may ever run on (all by default). Cores in the set that are not online
+    /// are ignored; a set with no core that schedules is refused (`SpawnError::NoAllowedCore`).
+    pub allowed: CoreMask,
+    /// The core to start on (it must be allowed and scheduling). When `None`: the core
+    /// `placement=` picks (the spawning core by default) if allowed and scheduling, else the
+    /// lowest allowed core that schedules.
+    pub core: Option<usize>,
+}
+
+impl Default for SpawnOptions {
+    fn default() -> Self {
+        SpawnOptions {
+            priority: Priority::Normal,
+            stack_bytes: DEFAULT_STACK_BYTES,
+            allowed: CoreMask::ALL,
+            core: None,
+        }
+    }
+}
+
+impl SpawnOptions {
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    pub fn stack_bytes(mut self, bytes: usize) -> Self {
+        self.stack_bytes = bytes;
+        self
+    }
+
+    /// Binds the process to `core`: it starts there and never moves (the one-core case of
+    /// [`Self::allowed_cores`]).
+    pub fn bound_to(mut self, core: usize) -> Self {
+        self.allowed = CoreMask::single(core);
+        self.core = Some(core);
+        self
+    }
+
+    /// Lets the process run only on the cores in `allowed`: it starts on one of them, and
+    /// stealing and push rebalancing move it only among them.
+    pub fn allowed_cores(mut self, allowed: CoreMask) -> Self {
+        self.allowed = allowed;
+        self
+    }
+
+    /// Starts the process on `core` (which its allowed cores must include).
+    pub fn on_core(mut self, core: usize) -> Self {
+        self.core = Some(core);
+        self
+    }
+}
+
+/// Why a process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitReason {
+    /// Its function returned, or it called `exit(ExitReason::Normal)`.
+    Normal,
+    /// It called `exit` with this code.
+    Exit(u64),
+    /// It took a fatal exception; `class` is ESR_EL1.EC (e.g. 0x25 data abort, 0x21
+    /// instruction abort), `address` the faulting address (FAR) or instruction (ELR).
+    Fault { class: u8, address: u64 },
+    /// It ran into the guard below its stack: it needed more than its maximum.
+    StackOverflow,
+    /// Its stack had to grow (or the kernel needed room on it to preempt it) and no free page
+    /// was left.
+    OutOfMemory,
+    /// Another process killed it.
+    Killed,
+    /// It panicked (a Rust `panic!`, a failed `expect`, an overflow check). The message is
+    /// printed on the console; what it had on the heap is not reclaimed (panics abort, there
+    /// is no unwinding) but counted: see `sched::heap_not_reclaimed_bytes`.
+    Panic,
+    /// (In a monitor message) the process did not exist when the monitor was set.
+    NoProc,
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::Normal => write!(f, "normal"),
+            ExitReason::Exit(code) => write!(f, "exit({code})"),
+            ExitReason::Fault { class, address } => {
+                write!(f, "fault: {} at {address:#x}", crate::arch::exception::class_name(u64::from(*class) << 26))
+            }
+            ExitReason::StackOverflow => write!(f, "stack overflow"),
+            ExitReason::OutOfMemory => write!(f, "out of memory: no page to grow its stack"),
+            ExitReason::Killed => write!(f, "killed"),
+            ExitReason::Panic => write!(f, "panic"),
+            ExitReason::NoProc => write!(f, "noproc"),
+        }
+    }
+}
+
+/// What a mailbox holds.
+///
+/// `repr(u64)`: an explicit 8-byte tag makes the enum 32 bytes of aligned words instead of 24
+/// with the tag tucked into a niche of `ExitReason`; moving it is then a few aligned loads and
+/// stores, where the niche layout cost an out-of-line byte-wise `memcpy` on this strict-alignment
+/// target (twice per message: into the mailbox and out of it).
+#[repr(u64)]
+pub enum Message {
+    /// A machine word: counters, tokens, small results.
+    Word(u64),
+    /// A monitored process ended (see `monitor`).
+    Down { pid: Pid, reason: ExitReason },
+    /// Anything else, boxed.
+    Boxed(Box<dyn Any + Send>),
+}
+
+impl fmt::Debug for Message {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Message::Word(word) => write!(f, "Word({word})"),
+            Message::Down { pid, reason } => write!(f, "Down({pid}, {reason})"),
+            Message::Boxed(_) => write!(f, "Boxed(..)"),
+        }
+    }
+}
+
+/// Why `spawn` failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpawnError {
+    /// No memory for the stack, the control block or the process's closure, or what is left
+    /// is the kernel's reserve (see `mm::heap` and [`SPAWN_FRAME_RESERVE_BYTES`]).
+    OutOfMemory(OutOfMemory),
+    /// The options name a core that is not online.
+    NoSuchCore(usize),
+    /// The allowed cores include no core that schedules (online and not taken offline).
+    NoAllowedCore,
+    /// The options name a core to start on that the allowed cores leave out.
+    NotAllowed(usize),
+    /// `max_processes` processes are alive (bootarg; at most [`MAX_PROCESSES`]).
+    TableFull,
+    /// The options name a core that is offline (`sched::take_offline`).
+    CoreOffline(usize),
+}
+
+impl From<PlaceError> for SpawnError {
+    fn from(error: PlaceError) -> Self {
+        match error {
+            PlaceError::NoSuchCore(core) => SpawnError::NoSuchCore(core),
+            PlaceError::NoAllowedCore => SpawnError::NoAllowedCore,
+            PlaceError::NotAllowed(core) => SpawnError::NotAllowed(core),
+            PlaceError::CoreOffline(core) => SpawnError::CoreOffline(core),
+        }
+    }
+}
+
+impl fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpawnError::OutOfMemory(error) => write!(f, "spawn: {error}"),
+            SpawnError::NoSuchCore(core) => write!(f, "spawn: no online core {core}"),
+            SpawnError::NoAllowedCore => write!(f, "spawn: the allowed cores include no core that schedules"),
+            SpawnError::NotAllowed(core) => write!(f, "spawn: core {core} is not among the allowed cores"),
+            SpawnError::CoreOffline(core) => write!(f, "spawn: core {core} is offline"),
+            SpawnError::TableFull => {
+                write!(f, "spawn: process limit reached ({} processes alive; bootarg max_processes)", limit())
+            }
+        }
+    }
+}
+
+/// Why a message could not be delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The process has ended (or never existed).
+    NoProc(Pid),
+    /// The receiver's mailbox could not grow.
+    OutOfMemory(Pid),
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendError::NoProc(pid) => write!(f, "send: no process {pid}"),
+            SendError::OutOfMemory(pid) => write!(f, "send: no memory to grow the mailbox of {pid}"),
+        }
+    }
+}
