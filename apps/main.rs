@@ -38,9 +38,9 @@ fn main() -> ExitCode {
     // From here on a run that stops making progress is ended with a report, not left to hang.
     beamcore::sched::arm_progress_watchdog(PROGRESS_WATCHDOG_S);
     let workload = beamcore_apps::config::args().workload;
-    let started = beamcore::time::now_ticks();
+    let started = beamcore::time::now_count();
     let outcome = workloads::run(workload);
-    let elapsed_us = beamcore::time::ticks_to_us(beamcore::time::now_ticks() - started);
+    let elapsed_us = beamcore::time::counts_to_us(beamcore::time::now_count() - started);
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
     println!("workload {}: {verdict} ({}) in {} ms of guest time", workload.name(), outcome.detail, elapsed_us / 1000);
     let grain = workloads::last_grain();

@@ -113,10 +113,10 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
     }
     for core in 0..cores {
         let gap = sched::core_stats(core).min_steal_gap.load(Ordering::Relaxed);
-        if gap != u64::MAX && gap < balance.cooldown_ticks {
+        if gap != u64::MAX && gap < balance.cooldown_counts {
             return Err(format!(
-                "core {core} stole from one victim twice within {gap} cycles (cooldown {})",
-                balance.cooldown_ticks
+                "core {core} stole from one victim twice within {gap} counts (cooldown {})",
+                balance.cooldown_counts
             ));
         }
     }

@@ -602,11 +602,11 @@ pub fn bounce(workers: usize, rounds: u64) -> Outcome {
             for &pid in &pids {
                 let _ = sched::send(pid, Message::Word(round));
             }
-            let heat_until = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(3_000);
+            let heat_until = beamcore::time::now_count() + beamcore::time::us_to_counts(3_000);
             let mut answered = alloc::vec![0u32; workers];
             let mut count = 0;
             while count < workers {
-                if beamcore::time::now_ticks() > heat_until {
+                if beamcore::time::now_count() > heat_until {
                     for hot in HOT.iter() {
                         hot.store(false, Ordering::Relaxed);
                     }
@@ -617,7 +617,7 @@ pub fn bounce(workers: usize, rounds: u64) -> Outcome {
                         count += 1;
                     }
                     Some(_) => wrong += 1,
-                    None if beamcore::time::now_ticks() > heat_until + beamcore::time::us_to_ticks(5_000_000) => {
+                    None if beamcore::time::now_count() > heat_until + beamcore::time::us_to_counts(5_000_000) => {
                         wrong += 1;
                         break;
                     }
@@ -785,7 +785,7 @@ pub fn grain(grain_ns: u64, total_ms: u64) -> Outcome {
     let marks: Arc<Vec<AtomicU8>> = Arc::new((0..tasks).map(|_| AtomicU8::new(0)).collect());
     let done = Arc::new(AtomicU64::new(0));
     let main = sched::self_pid().expect("run from a process");
-    let started = beamcore::time::now_ticks();
+    let started = beamcore::time::now_count();
     let spawner = {
         let (marks, done) = (Arc::clone(&marks), Arc::clone(&done));
         move || {
@@ -818,7 +818,7 @@ pub fn grain(grain_ns: u64, total_ms: u64) -> Outcome {
         return Outcome { ok: false, detail: format!("grain: spawn the spawner: {error}"), processes: 0 };
     }
     let answer = sched::receive_timeout(120_000_000);
-    let elapsed_ns = beamcore::time::ticks_to_ns(beamcore::time::now_ticks() - started);
+    let elapsed_ns = beamcore::time::counts_to_ns(beamcore::time::now_count() - started);
     let processes = done.load(Ordering::Relaxed) + 1;
     match answer {
         Some(Message::Word(ALL_DONE)) => {}
@@ -897,7 +897,7 @@ pub fn hold(processes: usize) -> Outcome {
     let cores = smp::cores_online();
     let baseline = sched::process_count();
     let memory_before = sched::memory_in_use();
-    let started = beamcore::time::now_ticks();
+    let started = beamcore::time::now_count();
     READY.store(0, Ordering::Relaxed);
     let wanted = if processes == 0 { usize::MAX } else { processes };
     let mut pids: Vec<Pid> = Vec::new();
@@ -933,13 +933,13 @@ pub fn hold(processes: usize) -> Outcome {
     let peak = pids.len();
     let alive = sched::process_count() - baseline;
     // Every process blocked in `receive`: the state whose memory is measured.
-    let deadline = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(120_000_000);
-    while (READY.load(Ordering::Relaxed) as usize) < peak && beamcore::time::now_ticks() < deadline {
+    let deadline = beamcore::time::now_count() + beamcore::time::us_to_counts(120_000_000);
+    while (READY.load(Ordering::Relaxed) as usize) < peak && beamcore::time::now_count() < deadline {
         sched::yield_now();
     }
     let ready = READY.load(Ordering::Relaxed) as usize;
     let memory_at_peak = sched::memory_in_use();
-    let spawned_at = beamcore::time::now_ticks();
+    let spawned_at = beamcore::time::now_count();
     let bytes_per_process = (memory_at_peak.saturating_sub(memory_before) / peak.max(1)) as u64;
 
     // Message every one, collecting answers as they come (every 256 sends), so main's mailbox
@@ -984,8 +984,8 @@ pub fn hold(processes: usize) -> Outcome {
         }
     }
     let ended = wait_for_processes_to_end(baseline, END_GRACE_US);
-    let end_us = beamcore::time::ticks_to_us(beamcore::time::now_ticks() - spawned_at);
-    let spawn_us = beamcore::time::ticks_to_us(spawned_at - started);
+    let end_us = beamcore::time::counts_to_us(beamcore::time::now_count() - spawned_at);
+    let spawn_us = beamcore::time::counts_to_us(spawned_at - started);
     *LAST_HOLD.lock() = Some(HoldRun {
         peak: peak as u64,
         bytes_per_process,
@@ -1105,7 +1105,7 @@ pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
     use beamcore::sched::telemetry::total;
     let cores = smp::cores_online();
     let (_, boot_strategy) = sched::balance_config();
-    let deadline = beamcore::time::now_ticks() + beamcore::time::us_to_ticks(seconds.saturating_mul(1_000_000));
+    let deadline = beamcore::time::now_count() + beamcore::time::us_to_counts(seconds.saturating_mul(1_000_000));
     let spawned_before = total(|s| &s.spawned);
     let steals_before = total(|s| &s.steals);
     let migrations_before = total(|s| &s.migrated_in);
@@ -1165,7 +1165,7 @@ pub fn soak(seconds: u64, storm_processes: usize) -> SoakOutcome {
             outcome.runs,
             outcome.failed_runs
         );
-        if beamcore::time::now_ticks() >= deadline || outcome.failed_runs > 0 {
+        if beamcore::time::now_count() >= deadline || outcome.failed_runs > 0 {
             break;
         }
     }

@@ -156,14 +156,14 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
         cpu::counter_frequency(),
         config.slice_us
     );
-    let slice_ticks = time::us_to_ticks(u64::from(config.slice_us));
+    let slice_counts = time::us_to_counts(u64::from(config.slice_us));
     // What the exception vectors and the tick call: the SMP layer's IRQ handler and the
     // scheduler's hooks (the lower layers name neither).
     exception::set_handlers(exception::Handlers { irq: smp::handle_irq, process_fault: sched::on_process_fault });
     smp::set_handlers(smp::Handlers { tick: sched::on_tick, job_queued: sched::job_queued, dump: sched::debug_dump });
-    smp::init_boot(gic, slice_ticks);
+    smp::init_boot(gic, slice_counts);
     if let Err(error) = sched::init_global(
-        slice_ticks,
+        slice_counts,
         u64::from(config.reductions),
         config.balance.timed(config.cooldown_ns, cpu::counter_frequency()),
         config.strategy,

@@ -143,7 +143,7 @@ impl PerCore {
 static CORES: [PerCore; MAX_CORES] = [const { PerCore::new() }; MAX_CORES];
 static CORES_ONLINE: AtomicUsize = AtomicUsize::new(0);
 static GIC: spin::Once<Gic> = spin::Once::new();
-/// The tick period in counter ticks.
+/// The tick period in counts.
 static TICK_PERIOD: AtomicU64 = AtomicU64::new(0);
 /// Set when the run is ending and every core is being parked.
 static HALTING: AtomicBool = AtomicBool::new(false);
@@ -192,10 +192,10 @@ pub fn gic() -> &'static Gic {
 }
 
 /// Boot core: sets up the interrupt controller's distributor and the tick period.
-pub(crate) fn init_boot(gic: Gic, tick_period_ticks: u64) {
+pub(crate) fn init_boot(gic: Gic, tick_period_counts: u64) {
     gic.init_distributor();
     GIC.call_once(|| gic);
-    TICK_PERIOD.store(tick_period_ticks.max(1), Ordering::Relaxed);
+    TICK_PERIOD.store(tick_period_counts.max(1), Ordering::Relaxed);
 }
 
 /// Every core, once, with IRQs still masked: its interrupt interface and timer, then it is

@@ -2,24 +2,24 @@
 
 use crate::arch::cpu;
 
-/// The counter, in ticks.
-pub fn now_ticks() -> u64 {
+/// The generic counter now (a reading, in counts).
+pub fn now_count() -> u64 {
     cpu::counter()
 }
 
-/// Counter ticks in `us` microseconds.
-pub fn us_to_ticks(us: u64) -> u64 {
+/// Counts in `us` microseconds.
+pub fn us_to_counts(us: u64) -> u64 {
     (u128::from(us) * u128::from(cpu::counter_frequency()) / 1_000_000) as u64
 }
 
-/// Microseconds in `ticks` counter ticks.
-pub fn ticks_to_us(ticks: u64) -> u64 {
-    (u128::from(ticks) * 1_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
+/// Microseconds in `counts` increments of the counter.
+pub fn counts_to_us(counts: u64) -> u64 {
+    (u128::from(counts) * 1_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
 }
 
-/// Nanoseconds in `ticks` counter ticks (under `-icount shift=0`, instructions).
-pub fn ticks_to_ns(ticks: u64) -> u64 {
-    (u128::from(ticks) * 1_000_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
+/// Nanoseconds in `counts` increments of the counter (under `-icount shift=0`, instructions).
+pub fn counts_to_ns(counts: u64) -> u64 {
+    (u128::from(counts) * 1_000_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
 }
 
 /// A point in counter time after which a bounded wait gives up.
@@ -28,10 +28,10 @@ pub struct Deadline(u64);
 
 impl Deadline {
     pub fn after_us(us: u64) -> Deadline {
-        Deadline(now_ticks().saturating_add(us_to_ticks(us)))
+        Deadline(now_count().saturating_add(us_to_counts(us)))
     }
 
     pub fn expired(&self) -> bool {
-        now_ticks() >= self.0
+        now_count() >= self.0
     }
 }

@@ -264,8 +264,8 @@ def latency_charts(results, table):
             labels = {f"b{k}": bucket_label(k) for k in range(LATENCY_BUCKETS)}
             charts.append((f"steal_latency_{workload}_{cores}cores.svg", grouped_chart(
                 f"Steal latency: workload {workload}, {cores} cores",
-                "successful steals per bucket; bucket K: below 2^(K+7) counter cycles, the last: the rest",
-                groups, strategies, values, "successful steals (count)", "steal latency (counter cycles)",
+                "successful steals per bucket; bucket K: below 2^(K+7) counts, the last: the rest",
+                groups, strategies, values, "successful steals (count)", "steal latency (counts)",
                 legend_title="strategy", group_labels=labels)))
     return charts, None if charts else "steal_latency_*.svg: no balance.*.latency.b<K> figures with steals"
 

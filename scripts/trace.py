@@ -5,7 +5,7 @@ The kernel prints, after its run, among other console lines:
 
     trace: begin cores=<n> counter_hz=<hz>
     trace: core=<c> recorded=<m> dropped=<d>
-    trace: ev <core> <timestamp_ticks> <event> <pid_index> <pid_generation> <arg>
+    trace: ev <core> <timestamp_counts> <event> <pid_index> <pid_generation> <arg>
     ...
     trace: end
 
@@ -362,7 +362,7 @@ def chrome_trace(timeline):
         meta.append({"ph": "M", "name": "thread_sort_index", "pid": TRACE_PID, "tid": tid_of(core),
                      "args": {"sort_index": core}})
 
-    timed = []  # (ts_ticks, order, event): sorted by time, ties in insertion order
+    timed = []  # (ts_counts, order, event): sorted by time, ties in insertion order
 
     def add(ticks, event):
         timed.append((ticks, len(timed), event))
@@ -432,7 +432,7 @@ def chrome_trace(timeline):
         "source": "beamcore trace=on console dump",
         "cores": str(trace.cores),
         "counter_hz": str(trace.counter_hz),
-        "time_origin_ticks": str(timeline.origin),
+        "time_origin_counts": str(timeline.origin),
         "dropped_per_core": ",".join(str(trace.dropped.get(c, 0)) for c in range(trace.cores)),
         "recorded_per_core": ",".join(str(trace.recorded.get(c, "?")) for c in range(trace.cores)),
         "complete": "yes" if trace.complete else "no (no 'trace: end')",

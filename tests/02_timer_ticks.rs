@@ -22,28 +22,23 @@ fn count_ticks(core: usize) {
     // Start on a tick boundary so the elapsed time covers TICKS whole periods.
     let first = me.ticks();
     smp::wait_until(|| me.ticks() > first);
-    let (start, started_at) = (me.ticks(), time::now_ticks());
+    let (start, started_at) = (me.ticks(), time::now_count());
     smp::wait_until(|| me.ticks() >= start + TICKS);
     COUNTED[core].store(me.ticks() - start, Ordering::Relaxed);
-    ELAPSED[core].store(time::now_ticks() - started_at, Ordering::Relaxed);
+    ELAPSED[core].store(time::now_count() - started_at, Ordering::Relaxed);
 }
 
 fn main() -> ExitCode {
     let cores = smp::cores_online();
     ensure!(smp::run_on_all_and_wait(count_ticks).is_ok(), "could not run on every core");
-    let period = time::us_to_ticks(u64::from(beamcore::boot_config().slice_us));
+    let period = time::us_to_counts(u64::from(beamcore::boot_config().slice_us));
     for core in 0..cores {
         let counted = COUNTED[core].load(Ordering::Relaxed);
         let elapsed = ELAPSED[core].load(Ordering::Relaxed);
         ensure!(counted >= TICKS, "core {core} counted {counted} ticks");
-        ensure!(
-            elapsed >= (counted - 1) * period,
-            "core {core}: {counted} ticks in {elapsed} counter ticks, period {period}"
-        );
+        ensure!(elapsed >= (counted - 1) * period, "core {core}: {counted} ticks in {elapsed} counts, period {period}");
     }
-    println!(
-        "test: each of {cores} cores counted >= {TICKS} of its own ticks, none early (period {period} counter ticks)"
-    );
+    println!("test: each of {cores} cores counted >= {TICKS} of its own ticks, none early (period {period} counts)");
     ExitCode::Success
 }
 

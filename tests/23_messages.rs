@@ -49,13 +49,13 @@ fn main() -> ExitCode {
         other => ensure!(false, "sender's end not reported: {other:?}"),
     }
 
-    let started = time::now_ticks();
+    let started = time::now_count();
     let nothing = sched::receive_timeout(TIMEOUT_US);
-    let waited = time::now_ticks() - started;
-    let waited_us = time::ticks_to_us(waited);
+    let waited = time::now_count() - started;
+    let waited_us = time::counts_to_us(waited);
     ensure!(nothing.is_none(), "receive_timeout returned {nothing:?} with nobody sending");
     ensure!(
-        waited >= time::us_to_ticks(TIMEOUT_US),
+        waited >= time::us_to_counts(TIMEOUT_US),
         "receive_timeout({TIMEOUT_US} us) returned early after {waited_us} us"
     );
 

@@ -3,7 +3,7 @@
 //! busiest core within 1.5x the mean, no process exceeds `max_migrations`, bound processes
 //! never run elsewhere, no thief steals from one victim twice within `cooldown`, and with
 //! `protect_max=on` no max-priority process moves (`beamcore_apps::testing::check_balancer_invariants`).
-//! With the cooldown at its maximum (2^40 counter ticks) thieves steal once per victim and
+//! With the cooldown at its maximum (2^40 counts) thieves steal once per victim and
 //! then wait: the run must still end, since a core never waits out a cooldown with IRQs masked.
 //! `bounce` chases processes around the cores: the migration limit (default 100, and 10) must
 //! be reached exactly, never passed.

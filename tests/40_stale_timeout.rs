@@ -47,7 +47,7 @@ fn main() -> ExitCode {
             let _ = sched::send(waiter, Message::Word(1));
         })
         .expect("spawn helper");
-        let first_started = time::now_ticks();
+        let first_started = time::now_count();
         let first = sched::receive_timeout(FIRST_US);
         FIRST_WAIT_PREEMPTED.store(stats.preemptions.load(Ordering::Relaxed) - preemptions_before, Ordering::Relaxed);
         if !matches!(first, Some(Message::Word(1))) {
@@ -56,13 +56,13 @@ fn main() -> ExitCode {
         }
         // Turns are counted when they start: this one is already in `before`.
         let before = stats.executed.load(Ordering::Relaxed);
-        let second_started = time::now_ticks();
+        let second_started = time::now_count();
         let second = sched::receive_timeout(SECOND_US);
-        let waited = time::now_ticks() - second_started;
+        let waited = time::now_count() - second_started;
         let after = stats.executed.load(Ordering::Relaxed);
         TURNS.store(after - before, Ordering::Relaxed);
-        SECOND_WAITED.store(time::ticks_to_us(waited), Ordering::Relaxed);
-        SECOND_STARTED_AFTER_US.store(time::ticks_to_us(second_started - first_started), Ordering::Relaxed);
+        SECOND_WAITED.store(time::counts_to_us(waited), Ordering::Relaxed);
+        SECOND_STARTED_AFTER_US.store(time::counts_to_us(second_started - first_started), Ordering::Relaxed);
         let _ = sched::send(me, Message::Word(if second.is_none() { 2 } else { 3 }));
     });
     ensure!(waiter.is_ok(), "spawn waiter: {waiter:?}");

@@ -28,13 +28,13 @@ fn wait_out_all() -> Result<u64, (u64, u64)> {
     let tick_us = u64::from(boot_config().slice_us);
     let mut worst = 0;
     for timeout_us in TIMEOUTS_US {
-        let started = time::now_ticks();
+        let started = time::now_count();
         let nothing = sched::receive_timeout(timeout_us);
-        let waited = time::now_ticks() - started;
-        let waited_us = time::ticks_to_us(waited);
+        let waited = time::now_count() - started;
+        let waited_us = time::counts_to_us(waited);
         if nothing.is_some()
-            || waited < time::us_to_ticks(timeout_us)
-            || waited > time::us_to_ticks(timeout_us + 2 * tick_us)
+            || waited < time::us_to_counts(timeout_us)
+            || waited > time::us_to_counts(timeout_us + 2 * tick_us)
         {
             return Err((timeout_us, waited_us));
         }

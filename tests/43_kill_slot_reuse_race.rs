@@ -91,10 +91,10 @@ fn main() -> ExitCode {
     ensure!(busy(1), "spawn the busy process");
     for round in 0..ROUNDS {
         // Under a slice (1 ms), so it is not preempted: it runs from start to end in one turn.
-        let computes = time::us_to_ticks(round * 337 % 900);
+        let computes = time::us_to_counts(round * 337 % 900);
         let first = sched::spawn_with(SpawnOptions::default().bound_to(0).stack_bytes(4096), move || {
-            let started = time::now_ticks();
-            while time::now_ticks() - started < computes {
+            let started = time::now_count();
+            while time::now_count() - started < computes {
                 core::hint::spin_loop();
             }
         });

@@ -51,8 +51,8 @@ static PROBES_TAKEN: AtomicU64 = AtomicU64::new(0);
 static WORST_PROBE: AtomicU64 = AtomicU64::new(0);
 
 fn spin_us(us: u64) {
-    let until = time::now_ticks() + time::us_to_ticks(us);
-    while time::now_ticks() < until {
+    let until = time::now_count() + time::us_to_counts(us);
+    while time::now_count() < until {
         core::hint::spin_loop();
     }
 }
@@ -69,7 +69,7 @@ fn main() -> ExitCode {
                     Message::Word(WAKE) => {}
                     Message::Word(STOP) => return,
                     Message::Word(sent_at) => {
-                        WORST_PROBE.fetch_max(time::now_ticks().saturating_sub(sent_at), Ordering::Relaxed);
+                        WORST_PROBE.fetch_max(time::now_count().saturating_sub(sent_at), Ordering::Relaxed);
                         PROBES_TAKEN.fetch_add(1, Ordering::Relaxed);
                     }
                     _ => {}
@@ -101,7 +101,7 @@ fn main() -> ExitCode {
             let _ = sched::receive_timeout(1);
             if IN_SEND.load(Ordering::Relaxed) {
                 PROBES.fetch_add(1, Ordering::Relaxed);
-                let _ = sched::send(targets[TARGET.load(Ordering::Relaxed)], Message::Word(time::now_ticks()));
+                let _ = sched::send(targets[TARGET.load(Ordering::Relaxed)], Message::Word(time::now_count()));
                 spin_us(BUSY_US);
             }
         }

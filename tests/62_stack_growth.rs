@@ -114,7 +114,7 @@ fn main() -> ExitCode {
         let _ = sched::receive();
         let preemptions = &sched::core_stats(last).preemptions;
         let enough = preemptions.load(Ordering::Relaxed) + 3;
-        let until = cpu::counter() + time::us_to_ticks(10_000_000);
+        let until = cpu::counter() + time::us_to_counts(10_000_000);
         park_just_above_a_page_boundary(preemptions, enough, until);
         let _ = sched::send(me, Message::Word(u64::MAX));
     });

@@ -64,10 +64,10 @@ fn main() -> ExitCode {
     // A process waiting with a timeout on the leaving core (bound there, so no thief moves it
     // first): its deadline must move, and the process be rebound when it fires.
     sched::spawn_with(SpawnOptions::default().bound_to(leaving), || {
-        let started = time::now_ticks();
+        let started = time::now_count();
         let got = sched::receive_timeout(TIMEOUT_US);
         assert!(got.is_none(), "nothing is sent to it");
-        TIMED_OUT_AFTER_US.store(time::ticks_to_us(time::now_ticks() - started).max(1), Ordering::Relaxed);
+        TIMED_OUT_AFTER_US.store(time::counts_to_us(time::now_count() - started).max(1), Ordering::Relaxed);
     })
     .expect("spawn waiter");
     // Let both reach their receive on the leaving core.

@@ -57,7 +57,7 @@ fn busy_for(us: u64) {
 /// Core `core`'s histogram and summed wait, as they read now.
 fn waits(core: usize) -> ([u64; WAIT_BUCKETS], u64) {
     let stats = sched::core_stats(core);
-    (stats.wait_histogram(), stats.wait_ticks.load(Ordering::Relaxed))
+    (stats.wait_histogram(), stats.wait_counts.load(Ordering::Relaxed))
 }
 
 fn main() -> ExitCode {
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
     let hz = cpu::counter_frequency();
 
     // Round robin on core 3.
-    let (before, before_ticks) = waits(3);
+    let (before, before_counts) = waits(3);
     for index in 0..BUSY {
         let spawned = sched::spawn_with(SpawnOptions::default().bound_to(3), move || {
             for _ in 0..TURNS {
@@ -79,7 +79,7 @@ fn main() -> ExitCode {
     for _ in 0..BUSY {
         ensure!(sched::receive_timeout(10_000_000).is_some(), "a busy process did not end within 10 s");
     }
-    let (after, after_ticks) = waits(3);
+    let (after, after_counts) = waits(3);
     let counted: [u64; WAIT_BUCKETS] = core::array::from_fn(|b| after[b] - before[b]);
     let total: u64 = counted.iter().sum();
     // The turns: 21 each (20 that end in a yield, and the one that reports and ends).
@@ -94,7 +94,7 @@ fn main() -> ExitCode {
         "{in_bucket} of {total} waits in [{low}, {high}) us (3 turns of {TURN_US} us), expected {three_turn_waits}: {counted:?}"
     );
     ensure!(counted[expected + 1..].iter().all(|&n| n == 0), "waits above {high} us: {counted:?}");
-    let mean = mean_us(after_ticks - before_ticks, total, hz);
+    let mean = mean_us(after_counts - before_counts, total, hz);
     ensure!(
         (2.75 * TURN_US as f64..=3.0 * TURN_US as f64).contains(&mean),
         "mean wait {mean:.0} us, expected 2.86 turns of {TURN_US} us"

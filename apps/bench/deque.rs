@@ -19,16 +19,16 @@ const REPEATS: u64 = 64;
 /// Guest nanoseconds (= instructions under icount) per operation of `body` run `BATCH` times
 /// per repeat, after `setup` (not timed) before each repeat.
 fn per_op(mut setup: impl FnMut(), mut body: impl FnMut(u64)) -> f64 {
-    let mut ticks = 0;
+    let mut counts = 0;
     for _ in 0..REPEATS {
         setup();
         let start = cpu::counter();
         for i in 0..BATCH {
             body(black_box(i));
         }
-        ticks += cpu::counter() - start;
+        counts += cpu::counter() - start;
     }
-    time::ticks_to_ns(ticks) as f64 / (REPEATS * BATCH) as f64
+    time::counts_to_ns(counts) as f64 / (REPEATS * BATCH) as f64
 }
 
 fn bench<A: DequeAtomics>(name: &str, overhead: f64) {

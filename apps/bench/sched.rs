@@ -19,16 +19,16 @@ const ROUNDS: u64 = 20_000;
 
 static STARTED: AtomicU64 = AtomicU64::new(0);
 
-/// Instructions per operation for `ticks` counter ticks spent on `operations` operations.
-fn instructions(ticks: u64, operations: u64) -> f64 {
-    let nanoseconds = time::ticks_to_ns(ticks);
+/// Instructions per operation for `counts` counts spent on `operations` operations.
+fn instructions(counts: u64, operations: u64) -> f64 {
+    let nanoseconds = time::counts_to_ns(counts);
     nanoseconds as f64 / operations as f64
 }
 
-fn report(name: &str, ticks: u64, operations: u64) {
+fn report(name: &str, counts: u64, operations: u64) {
     // With `trace=on` the same figures measure the cost of recording scheduling events.
     let suffix = if beamcore::boot_config().trace { ".traced" } else { "" };
-    println!("bench: sched.{name}{suffix} {:.0} insns", instructions(ticks, operations));
+    println!("bench: sched.{name}{suffix} {:.0} insns", instructions(counts, operations));
 }
 
 fn bench_yield(me: sched::Pid) -> u64 {
@@ -80,7 +80,7 @@ fn bench_message_hop(me: sched::Pid) -> u64 {
     .expect("spawn");
     let _ = sched::send(echo, Message::Boxed(alloc::boxed::Box::new(pinger)));
     match sched::receive() {
-        Message::Word(ticks) => ticks,
+        Message::Word(counts) => counts,
         other => panic!("unexpected {other:?}"),
     }
 }
@@ -128,12 +128,12 @@ fn main() -> ExitCode {
     let me = sched::self_pid().expect("main is a process");
     println!("bench: config cores=1 rounds={ROUNDS} counter_hz={}", cpu::counter_frequency());
     println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
-    let yield_ticks = bench_yield(me);
-    report("yield", yield_ticks, 2 * ROUNDS);
-    let hop_ticks = bench_message_hop(me);
-    report("message_hop", hop_ticks, 2 * ROUNDS);
-    let spawn_ticks = bench_spawn_exit();
-    report("spawn_exit", spawn_ticks, ROUNDS);
+    let yield_counts = bench_yield(me);
+    report("yield", yield_counts, 2 * ROUNDS);
+    let hop_counts = bench_message_hop(me);
+    report("message_hop", hop_counts, 2 * ROUNDS);
+    let spawn_counts = bench_spawn_exit();
+    report("spawn_exit", spawn_counts, ROUNDS);
     if !beamcore::boot_config().trace {
         println!("bench: sched.bytes_per_process {} bytes", bench_bytes_per_process());
     }

@@ -179,11 +179,11 @@ pub fn receive() -> Message {
 
 /// Like [`receive`], but gives up after `timeout_us` microseconds and returns `None`.
 pub fn receive_timeout(timeout_us: u64) -> Option<Message> {
-    let deadline = time::now_ticks().saturating_add(time::us_to_ticks(timeout_us));
+    let deadline = time::now_count().saturating_add(time::us_to_counts(timeout_us));
     loop {
         match wait_for_message(Some(deadline)) {
             Some(message) => return Some(message),
-            None if time::now_ticks() >= deadline => return None,
+            None if time::now_count() >= deadline => return None,
             None => {}
         }
     }
@@ -210,7 +210,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
         if let Some(message) = shared.mailbox.pop_front() {
             return Some(message);
         }
-        if deadline.is_some_and(|d| time::now_ticks() >= d) {
+        if deadline.is_some_and(|d| time::now_count() >= d) {
             return None;
         }
         shared.state = State::Waiting;
@@ -228,8 +228,8 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     // registers not yet saved, so that a waker on another core queues it inside that window.
     #[cfg(sched_widen_block_window)]
     {
-        let until = time::now_ticks().saturating_add(time::us_to_ticks(50));
-        while time::now_ticks() < until {
+        let until = time::now_count().saturating_add(time::us_to_counts(50));
+        while time::now_count() < until {
             core::hint::spin_loop();
         }
     }

@@ -11,7 +11,7 @@
 use core::sync::atomic::Ordering;
 
 use super::percore::{OnCore, scheduler};
-use super::settings::rebalance_period_ticks;
+use super::settings::rebalance_period_counts;
 use crate::arch::cpu;
 
 /// Jobs are queued for the core (`smp::run_on`).
@@ -94,5 +94,5 @@ pub(super) fn loop_needed(core: &mut OnCore) -> bool {
     let now = cpu::counter();
     let local = core.local();
     (bits & TIMEOUTS != 0 && local.timeouts.earliest() <= now)
-        || (bits & REBALANCE != 0 && now.wrapping_sub(local.last_rebalance) >= rebalance_period_ticks())
+        || (bits & REBALANCE != 0 && now.wrapping_sub(local.last_rebalance) >= rebalance_period_counts())
 }

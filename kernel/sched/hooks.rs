@@ -10,7 +10,7 @@ use super::dispatch::switch_out;
 use super::ending::is_program_main;
 use super::percore::{OnCore, Pending, scheduler};
 use super::process::{self, ExitReason, Pid};
-use super::settings::slice_ticks;
+use super::settings::slice_counts;
 use super::stats::bump;
 use super::trace::{self, Event};
 use crate::arch::context;
@@ -45,7 +45,7 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     let me = core.scheduler();
     let local = core.local();
     let Some(slot) = local.current else { return };
-    if cpu::counter().wrapping_sub(local.slice_started) < slice_ticks() {
+    if cpu::counter().wrapping_sub(local.slice_started) < slice_counts() {
         return;
     }
     let process = process::slot(slot);

@@ -24,7 +24,7 @@ use super::dispatch::run;
 use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
 use super::percore::{self, OnCore};
 use super::settings;
-use super::settings::{search_ticks, shared_queues, slice_ticks};
+use super::settings::{search_counts, shared_queues, slice_counts};
 use super::shared_queue;
 use super::stats::{self, add};
 use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
@@ -110,7 +110,7 @@ pub(crate) fn run_loop() -> ! {
             // jobs, the inbox and timeouts) with an interrupt window each time, so ticks and
             // SGIs are taken; later than a slice: sleep, and the tick or a wake-up brings the
             // core back. Never a wait with IRQs masked, however long the cooldown.
-            StealRound::CoolingUntil(at) if at.wrapping_sub(cpu::counter()) as i64 <= slice_ticks() as i64 => {
+            StealRound::CoolingUntil(at) if at.wrapping_sub(cpu::counter()) as i64 <= slice_counts() as i64 => {
                 drop(core);
                 cpu::irq_enable();
                 cpu::relax();
@@ -124,7 +124,7 @@ pub(crate) fn run_loop() -> ! {
                         cpu::relax();
                     }
                     if work_elsewhere(id) {
-                        add(&stats.idle_with_work_ticks, cpu::counter().wrapping_sub(since));
+                        add(&stats.idle_with_work_counts, cpu::counter().wrapping_sub(since));
                     }
                 }
                 None => sleep(core),
@@ -164,7 +164,7 @@ fn search_a_little_longer(core: &mut OnCore) -> Option<(u64, u64)> {
     if cores < 2 {
         return None;
     }
-    let (budget, min, max) = search_ticks();
+    let (budget, min, max) = search_counts();
     let now = cpu::counter();
     let local = core.local();
     if !local.searching {
@@ -216,9 +216,9 @@ fn sleep(mut core: OnCore) {
         trace::record(Event::IdleEnd, id, 0, 0, 0);
         let slept = cpu::counter() - fell_asleep;
         SLEEPERS.remove(id, Ordering::Relaxed);
-        add(&core.scheduler().stats.asleep_cycles, slept);
+        add(&core.scheduler().stats.asleep_counts, slept);
         if work_elsewhere(id) {
-            add(&core.scheduler().stats.idle_with_work_ticks, slept);
+            add(&core.scheduler().stats.idle_with_work_counts, slept);
         }
     }
     // ORDERING: Relaxed: nobody needs to see the end of the sleep in order; a waker that still

@@ -1,7 +1,7 @@
 //! The scheduler's settings, fixed at boot from the bootargs (`init_global`): slice length,
 //! reductions per slice, tracing, the balancer's rules and strategy, where runnable processes
 //! wait (`queues=`) and where new ones start (`placement=`), and the idle search's and push
-//! rebalancing's periods converted to counter ticks.
+//! rebalancing's periods converted to counts.
 
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
@@ -10,8 +10,8 @@ use super::placement::{QueueMode, SpawnPlacement};
 use super::table;
 use crate::arch::cpu;
 
-/// Counter ticks per slice.
-static SLICE_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Counts per slice.
+static SLICE_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Reductions per slice.
 static REDUCTIONS_PER_SLICE: AtomicU64 = AtomicU64::new(4000);
 /// Whether `trace=on` asked for scheduling traces.
@@ -31,14 +31,14 @@ static PLACEMENT: AtomicU8 = AtomicU8::new(0);
 const SEARCH_BUDGET_NS: u64 = 50_000;
 const SEARCH_PAUSE_MIN_NS: u64 = 500;
 const SEARCH_PAUSE_MAX_NS: u64 = 8_000;
-/// The three above in counter ticks, computed once at boot.
-static SEARCH_BUDGET_TICKS: AtomicU64 = AtomicU64::new(0);
-static SEARCH_PAUSE_MIN_TICKS: AtomicU64 = AtomicU64::new(1);
-static SEARCH_PAUSE_MAX_TICKS: AtomicU64 = AtomicU64::new(1);
-/// Push rebalancing looks for severe imbalance this often (counter cycles are derived from it).
+/// The three above in counts, computed once at boot.
+static SEARCH_BUDGET_COUNTS: AtomicU64 = AtomicU64::new(0);
+static SEARCH_PAUSE_MIN_COUNTS: AtomicU64 = AtomicU64::new(1);
+static SEARCH_PAUSE_MAX_COUNTS: AtomicU64 = AtomicU64::new(1);
+/// Push rebalancing looks for severe imbalance this often (counts are derived from it).
 const REBALANCE_PERIOD_US: u64 = 2_000;
-/// `REBALANCE_PERIOD_US` in counter ticks, computed once at boot.
-static REBALANCE_PERIOD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// `REBALANCE_PERIOD_US` in counts, computed once at boot.
+static REBALANCE_PERIOD_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
 
 // ORDERING (whole file): every setting is written once on the boot core before the other cores
 // are started (their start publishes it), or is a switch whose exact moment does not matter
@@ -46,7 +46,7 @@ static REBALANCE_PERIOD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// Boot core, before any core schedules.
 pub(crate) fn init_global(
-    slice_ticks: u64,
+    slice_counts: u64,
     reductions: u64,
     balance: BalanceConfig,
     strategy: Strategy,
@@ -60,12 +60,12 @@ pub(crate) fn init_global(
     // With one shared queue there is nothing to push from one core to another.
     let balance = BalanceConfig { rebalance: balance.rebalance && queues == QueueMode::PerCore, ..balance };
     BALANCE.call_once(|| (balance, strategy));
-    REBALANCE_PERIOD_TICKS.store(crate::time::us_to_ticks(REBALANCE_PERIOD_US), Ordering::Relaxed);
-    let ns_to_ticks = |ns: u64| (ns.saturating_mul(cpu::counter_frequency()) / 1_000_000_000).max(1);
-    SEARCH_BUDGET_TICKS.store(ns_to_ticks(SEARCH_BUDGET_NS), Ordering::Relaxed);
-    SEARCH_PAUSE_MIN_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MIN_NS), Ordering::Relaxed);
-    SEARCH_PAUSE_MAX_TICKS.store(ns_to_ticks(SEARCH_PAUSE_MAX_NS), Ordering::Relaxed);
-    SLICE_TICKS.store(slice_ticks.max(1), Ordering::Relaxed);
+    REBALANCE_PERIOD_COUNTS.store(crate::time::us_to_counts(REBALANCE_PERIOD_US), Ordering::Relaxed);
+    let ns_to_counts = |ns: u64| (ns.saturating_mul(cpu::counter_frequency()) / 1_000_000_000).max(1);
+    SEARCH_BUDGET_COUNTS.store(ns_to_counts(SEARCH_BUDGET_NS), Ordering::Relaxed);
+    SEARCH_PAUSE_MIN_COUNTS.store(ns_to_counts(SEARCH_PAUSE_MIN_NS), Ordering::Relaxed);
+    SEARCH_PAUSE_MAX_COUNTS.store(ns_to_counts(SEARCH_PAUSE_MAX_NS), Ordering::Relaxed);
+    SLICE_COUNTS.store(slice_counts.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
     table::init_table()
 }
@@ -90,10 +90,10 @@ pub(super) fn trace_requested() -> bool {
     TRACE.load(Ordering::Relaxed)
 }
 
-/// Counter ticks per slice.
+/// Counts per slice.
 #[inline(always)]
-pub(super) fn slice_ticks() -> u64 {
-    SLICE_TICKS.load(Ordering::Relaxed)
+pub(super) fn slice_counts() -> u64 {
+    SLICE_COUNTS.load(Ordering::Relaxed)
 }
 
 /// Reductions a slice starts with.
@@ -124,16 +124,16 @@ pub fn balance_config() -> (BalanceConfig, Strategy) {
     (balance().0, strategy())
 }
 
-/// The idle search's budget, shortest and longest pause, in counter ticks.
-pub(super) fn search_ticks() -> (u64, u64, u64) {
+/// The idle search's budget, shortest and longest pause, in counts.
+pub(super) fn search_counts() -> (u64, u64, u64) {
     (
-        SEARCH_BUDGET_TICKS.load(Ordering::Relaxed),
-        SEARCH_PAUSE_MIN_TICKS.load(Ordering::Relaxed),
-        SEARCH_PAUSE_MAX_TICKS.load(Ordering::Relaxed),
+        SEARCH_BUDGET_COUNTS.load(Ordering::Relaxed),
+        SEARCH_PAUSE_MIN_COUNTS.load(Ordering::Relaxed),
+        SEARCH_PAUSE_MAX_COUNTS.load(Ordering::Relaxed),
     )
 }
 
-/// How often push rebalancing looks, in counter ticks.
-pub(super) fn rebalance_period_ticks() -> u64 {
-    REBALANCE_PERIOD_TICKS.load(Ordering::Relaxed)
+/// How often push rebalancing looks, in counts.
+pub(super) fn rebalance_period_counts() -> u64 {
+    REBALANCE_PERIOD_COUNTS.load(Ordering::Relaxed)
 }

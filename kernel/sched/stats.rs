@@ -4,7 +4,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::queue_wait::{LEADING_ZEROS_COUNTS, TicksToUs, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index};
+use super::queue_wait::{CountsToUs, LEADING_ZEROS_COUNTS, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index};
 use crate::mm::layout::MAX_CORES;
 
 /// Buckets of the steal latency histogram.
@@ -54,16 +54,16 @@ pub struct CoreStats {
     /// Processes that moved here, and away from here (written by other cores too).
     pub migrated_in: AtomicU64,
     pub migrated_out: AtomicU64,
-    /// Steal latency in counter cycles: bucket i counts steals below 2^(i+7) cycles (i < 9),
+    /// Steal latency in counts: bucket i counts steals below 2^(i+7) counts (i < 9),
     /// the last bucket everything longer.
     pub steal_latency: [AtomicU64; LATENCY_BUCKETS],
-    /// Counter cycles spent asleep in WFI.
-    pub asleep_cycles: AtomicU64,
-    /// Counter ticks this core spent asleep or searching while another core held at least
+    /// Counts spent asleep in WFI.
+    pub asleep_counts: AtomicU64,
+    /// Counts this core spent asleep or searching while another core held at least
     /// `min_steal` stealable processes: parallelism lost. An upper bound: a sleep is counted
     /// whole when there was such work at its end, though the work may have appeared late.
-    pub idle_with_work_ticks: AtomicU64,
-    /// Smallest gap, in counter cycles, between two successful steals from the same victim
+    pub idle_with_work_counts: AtomicU64,
+    /// Smallest gap, in counts, between two successful steals from the same victim
     /// (u64::MAX if there were none): never below the cooldown.
     pub min_steal_gap: AtomicU64,
     /// Processes moved by push rebalancing (counted on the core that did it).
@@ -85,9 +85,9 @@ pub struct CoreStats {
     /// time from entering this core's run queue (spawned, woken, preempted or yielded back,
     /// stolen or moved here) to the start of the turn.
     wait_by_leading_zeros: [AtomicU64; LEADING_ZEROS_COUNTS],
-    /// Those waits summed, in counter ticks (the mean is this over the buckets' total).
-    pub wait_ticks: AtomicU64,
-    /// The ticks-to-microseconds factor of `queue_wait::TicksToUs` for this core's counter.
+    /// Those waits summed, in counts (the mean is this over the buckets' total).
+    pub wait_counts: AtomicU64,
+    /// The counts-to-microseconds factor of `queue_wait::CountsToUs` for this core's counter.
     wait_clock: AtomicU64,
     /// `queues=shared`: times this core took the shared run queue's lock (a push or a take),
     /// and how many of those found it held by another core first (this core then spun).
@@ -115,8 +115,8 @@ impl CoreStats {
             migrated_in: AtomicU64::new(0),
             migrated_out: AtomicU64::new(0),
             steal_latency: [const { AtomicU64::new(0) }; LATENCY_BUCKETS],
-            asleep_cycles: AtomicU64::new(0),
-            idle_with_work_ticks: AtomicU64::new(0),
+            asleep_counts: AtomicU64::new(0),
+            idle_with_work_counts: AtomicU64::new(0),
             min_steal_gap: AtomicU64::new(u64::MAX),
             rebalanced: AtomicU64::new(0),
             take_oldest_retries: AtomicU64::new(0),
@@ -124,17 +124,17 @@ impl CoreStats {
             stealable_seen: AtomicU64::new(0),
             take_oldest_gave_up: AtomicU64::new(0),
             wait_by_leading_zeros: [const { AtomicU64::new(0) }; LEADING_ZEROS_COUNTS],
-            wait_ticks: AtomicU64::new(0),
-            wait_clock: AtomicU64::new(TicksToUs::new(62_500_000).factor()),
+            wait_counts: AtomicU64::new(0),
+            wait_clock: AtomicU64::new(CountsToUs::new(62_500_000).factor()),
             queue_lock_acquisitions: AtomicU64::new(0),
             queue_lock_contended: AtomicU64::new(0),
         }
     }
 }
 
-/// The histogram bucket of a steal that took `cycles` counter cycles.
-pub(super) fn latency_bucket(cycles: u64) -> usize {
-    let log = 64 - cycles.leading_zeros() as usize; // bits needed
+/// The histogram bucket of a steal that took `counts` counts of the counter.
+pub(super) fn latency_bucket(counts: u64) -> usize {
+    let log = 64 - counts.leading_zeros() as usize; // bits needed
     log.saturating_sub(7).min(LATENCY_BUCKETS - 1)
 }
 
@@ -151,18 +151,18 @@ impl CoreStats {
     /// to the counters it updates).
     pub(super) fn init_wait_clock(&self, counter_hz: u64) {
         // ORDERING: Relaxed: set by the core itself before it runs any process.
-        self.wait_clock.store(TicksToUs::new(counter_hz).factor(), Ordering::Relaxed);
+        self.wait_clock.store(CountsToUs::new(counter_hz).factor(), Ordering::Relaxed);
     }
 }
 
-/// Counts a queue wait of `ticks` in this core's histogram: a multiply-high, a leading-zero
+/// Counts a queue wait of `counts` in this core's histogram: a multiply-high, a leading-zero
 /// count and two owner-only counters (see `queue_wait`).
 #[inline(always)]
-pub(super) fn record_wait(stats: &CoreStats, ticks: u64) {
+pub(super) fn record_wait(stats: &CoreStats, counts: u64) {
     // ORDERING: Relaxed: a constant once the core schedules.
-    let clock = TicksToUs::from_factor(stats.wait_clock.load(Ordering::Relaxed));
-    bump(&stats.wait_by_leading_zeros[leading_zeros_index(clock.us(ticks))]);
-    add(&stats.wait_ticks, ticks);
+    let clock = CountsToUs::from_factor(stats.wait_clock.load(Ordering::Relaxed));
+    bump(&stats.wait_by_leading_zeros[leading_zeros_index(clock.us(counts))]);
+    add(&stats.wait_counts, counts);
 }
 
 /// Adds one to a counter that only its own core writes: a plain load and store, no

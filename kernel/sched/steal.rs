@@ -8,12 +8,12 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::active::{self, may_run_here};
 use super::attention;
 use super::balance::CoreView;
-use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_ticks, check_victim, steal_count};
+use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_counts, check_victim, steal_count};
 use super::deque::Steal;
 use super::percore::{OnCore, scheduler};
 use super::process;
 use super::runqueue::movable;
-use super::settings::{balance, rebalance_period_ticks, strategy};
+use super::settings::{balance, rebalance_period_counts, strategy};
 use super::stats::{self, add, bump, latency_bucket};
 use super::trace::{self, Event};
 use super::wake::make_runnable;
@@ -75,7 +75,7 @@ fn migrate(slot: u32, victim: usize, to: usize) {
 }
 
 /// An idle core's round of stealing: up to `retries` victims chosen by the strategy, with
-/// backoff between attempts (short and bounded by `backoff_max_ticks`).
+/// backoff between attempts (short and bounded by `backoff_max_counts`).
 pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
     let thief = core.id();
     let cores = smp::cores_online();
@@ -97,7 +97,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
     // The earliest moment a victim that refused only for its cooldown becomes available.
     let mut cooled_at: Option<u64> = None;
     for (attempt, &victim) in victims.iter().enumerate() {
-        let pause = backoff_ticks(&config, attempt as u32, core.local().rng.next_u64());
+        let pause = backoff_counts(&config, attempt as u32, core.local().rng.next_u64());
         let resume_at = cpu::counter() + pause;
         while cpu::counter() < resume_at {
             cpu::relax();
@@ -116,7 +116,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
                     Refusal::Empty => &stats.fail_empty,
                     Refusal::BelowThreshold => &stats.fail_below_threshold,
                     Refusal::Cooldown => {
-                        let at = last_steal.wrapping_add(config.cooldown_ticks);
+                        let at = last_steal.wrapping_add(config.cooldown_counts);
                         cooled_at = Some(cooled_at.map_or(at, |t: u64| t.min(at)));
                         &stats.fail_cooldown
                     }
@@ -213,7 +213,7 @@ pub(super) fn rebalance(core: &mut OnCore) {
         return;
     }
     let now = cpu::counter();
-    if now.wrapping_sub(core.local().last_rebalance) < rebalance_period_ticks() {
+    if now.wrapping_sub(core.local().last_rebalance) < rebalance_period_counts() {
         return;
     }
     let (config, _) = *balance();

@@ -51,7 +51,7 @@ pub fn print_report(
             read(&s.fail_lost_race),
             read(&s.migrated_in),
             read(&s.migrated_out),
-            time::ticks_to_us(read(&s.asleep_cycles)) / 1000
+            time::counts_to_us(read(&s.asleep_counts)) / 1000
         );
     }
     let works: heapless::Vec<u64, MAX_CORES> = (0..cores).map(work).collect();
@@ -107,17 +107,17 @@ fn write_json(
             .uint("queue_lock_acquisitions", read(&s.queue_lock_acquisitions))?
             .uint("queue_lock_contended", read(&s.queue_lock_contended))?
             .uint("preemptions", read(&s.preemptions))?
-            .uint("asleep_us", time::ticks_to_us(read(&s.asleep_cycles)))?
-            .uint("idle_with_work_us", time::ticks_to_us(read(&s.idle_with_work_ticks)))?;
+            .uint("asleep_us", time::counts_to_us(read(&s.asleep_counts)))?
+            .uint("idle_with_work_us", time::counts_to_us(read(&s.idle_with_work_counts)))?;
         let gap = read(&s.min_steal_gap);
         if gap != u64::MAX {
-            e.uint("min_steal_gap_cycles", gap)?;
+            e.uint("min_steal_gap_counts", gap)?;
         }
         let histogram: [u64; LATENCY_BUCKETS] = core::array::from_fn(|b| read(&s.steal_latency[b]));
         e.uint_array("steal_latency_buckets", &histogram)?;
         let waits = s.wait_histogram();
         e.uint_array("wait_us_buckets", &waits)?;
-        e.float("wait_us_mean", mean_us(read(&s.wait_ticks), waits.iter().sum(), cpu::counter_frequency()))?;
+        e.float("wait_us_mean", mean_us(read(&s.wait_counts), waits.iter().sum(), cpu::counter_frequency()))?;
         Ok(())
     })?;
     json.end()

@@ -22,8 +22,8 @@ use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
 use crate::smp;
 
-/// Counter ticks without progress that end the run (0: disarmed).
-static PERIOD_TICKS: AtomicU64 = AtomicU64::new(0);
+/// Counts without progress that end the run (0: disarmed).
+static PERIOD_COUNTS: AtomicU64 = AtomicU64::new(0);
 /// Counter reading at which the next sample is due.
 static NEXT_SAMPLE: AtomicU64 = AtomicU64::new(0);
 /// Held by the core taking a sample, so cores do not sample at once.
@@ -40,17 +40,17 @@ pub fn arm_progress_watchdog(seconds: u64) {
         TURNS_SEEN[core].store(stats::of(core).executed.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     NEXT_SAMPLE.store(now, Ordering::Relaxed);
-    PERIOD_TICKS.store(seconds.saturating_mul(cpu::counter_frequency()).max(1), Ordering::Relaxed);
+    PERIOD_COUNTS.store(seconds.saturating_mul(cpu::counter_frequency()).max(1), Ordering::Relaxed);
 }
 
 /// Turns the watchdog off (a program about to wait on purpose).
 pub fn disarm_progress_watchdog() {
-    PERIOD_TICKS.store(0, Ordering::Relaxed);
+    PERIOD_COUNTS.store(0, Ordering::Relaxed);
 }
 
 /// Called from every core's timer tick (IRQ context).
 pub(crate) fn on_tick() {
-    let period = PERIOD_TICKS.load(Ordering::Relaxed);
+    let period = PERIOD_COUNTS.load(Ordering::Relaxed);
     if period == 0 {
         return;
     }

@@ -1,7 +1,7 @@
 //! The discrete-event engine: simulated cores, each with its own clock, running the mechanics
 //! of `kernel/sched/scheduler.rs` (the loop, queues, inbox, stealing rounds, search, sleep and
 //! wake-ups, push rebalancing, preemption) and asking the kernel's own pure code every question
-//! of policy: [`check_victim`], [`may_migrate`], [`steal_count`], [`backoff_ticks`],
+//! of policy: [`check_victim`], [`may_migrate`], [`steal_count`], [`backoff_counts`],
 //! [`VictimPicker`], [`AdaptiveState`], [`low_priority_rule`], [`CoreView::load_of`], and the
 //! run queues are the kernel's [`WorkQueue`] on portable atomics.
 //!
@@ -18,7 +18,7 @@ use beamcore_deque::{Portable, Steal, WorkQueue, WorkQueueStealer};
 use beamcore_sched_policy::Priority;
 use beamcore_sched_policy::balance::{
     AdaptiveState, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, Rng, StealAmount, Strategy,
-    VictimPicker, backoff_ticks, check_victim, may_migrate, steal_count,
+    VictimPicker, backoff_counts, check_victim, may_migrate, steal_count,
 };
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, low_priority_rule};
 
@@ -871,7 +871,7 @@ impl<'a> Sim<'a> {
                     Refusal::Empty => stats.fail_empty += 1,
                     Refusal::BelowThreshold => stats.fail_below_threshold += 1,
                     Refusal::Cooldown => {
-                        let at = last.wrapping_add(config.cooldown_ticks);
+                        let at = last.wrapping_add(config.cooldown_counts);
                         round.cooled_at = Some(round.cooled_at.map_or(at, |t| t.min(at)));
                         stats.fail_cooldown += 1;
                     }
@@ -896,7 +896,7 @@ impl<'a> Sim<'a> {
             if last != NEVER {
                 let gap = done_at.wrapping_sub(last);
                 c.stats.min_steal_gap = c.stats.min_steal_gap.min(gap);
-                if gap < config.cooldown_ticks {
+                if gap < config.cooldown_counts {
                     self.cooldown_violations += 1;
                 }
             }
@@ -909,7 +909,7 @@ impl<'a> Sim<'a> {
             return;
         }
         if round.next < round.victims.len() {
-            let pause = backoff_ticks(&config, round.next as u32, c.rng.next_u64());
+            let pause = backoff_counts(&config, round.next as u32, c.rng.next_u64());
             let at = now + c.scale(cost + pause);
             c.phase = Phase::Steal(round);
             self.schedule(core, at);

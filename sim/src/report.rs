@@ -12,7 +12,7 @@ pub fn speedup(outcome: &Outcome, t1: u64) -> f64 {
 
 /// The report of `outcome`, with its speedup over `t1` (the one-core makespan) when given.
 /// `per_core` lists every core's counters under the kernel's names (times in µs as the kernel
-/// prints them; the simulated counter runs at 1 GHz, so `min_steal_gap_cycles` is in ns).
+/// prints them; the simulated counter runs at 1 GHz, so `min_steal_gap_counts` is in ns).
 pub fn report(outcome: &Outcome, t1: Option<u64>, per_core: bool) -> Value {
     let mut report = json!({
         "workload": outcome.workload.name(),
@@ -57,7 +57,7 @@ pub fn report(outcome: &Outcome, t1: Option<u64>, per_core: bool) -> Value {
                     "busy_us": s.busy_ns / 1000, "steal_latency_buckets": s.steal_latency,
                 });
                 if s.min_steal_gap != u64::MAX {
-                    c["min_steal_gap_cycles"] = json!(s.min_steal_gap);
+                    c["min_steal_gap_counts"] = json!(s.min_steal_gap);
                 }
                 c
             })

@@ -88,7 +88,7 @@ fn check_run(workload: Workload, policy: &Policy, outcome: &Outcome, t1: u64) ->
     prop_assert_eq!(outcome.cooldown_violations, 0);
     for core in &outcome.per_core {
         if core.min_steal_gap != u64::MAX {
-            prop_assert!(core.min_steal_gap >= policy.config.cooldown_ticks);
+            prop_assert!(core.min_steal_gap >= policy.config.cooldown_counts);
         }
     }
     prop_assert_eq!(outcome.bound_violations, 0);

@@ -1,5 +1,5 @@
 //! The queue-wait histogram's arithmetic: how long a process waited in a run queue, from
-//! counter ticks to power-of-two microsecond buckets. Pure, host-tested; the scheduler records
+//! counts to power-of-two microsecond buckets. Pure, host-tested; the scheduler records
 //! into per-core counters with it (`stats::record_wait`), on the dispatch path, so that is a
 //! multiply-high and a count of leading zeros indexing a counter: no division, no clamp (the
 //! counts by leading zeros are folded into buckets when the report is written).
@@ -12,20 +12,20 @@
 /// Buckets of the queue-wait histogram.
 pub const WAIT_BUCKETS: usize = 19;
 
-/// Converts counter ticks to microseconds with one multiply-high: `us = ticks * factor / 2^64`
+/// Converts counts to microseconds with one multiply-high: `us = counts * factor / 2^64`
 /// with `factor = 2^64 * 10^6 / counter_hz`, computed once at boot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TicksToUs {
+pub struct CountsToUs {
     factor: u64,
 }
 
-impl TicksToUs {
+impl CountsToUs {
     /// For a counter running at `counter_hz` (above 1 MHz, as every supported board's is:
     /// 54 MHz, 62.5 MHz or 1 GHz; a slower one is taken as 1 MHz, one tick a microsecond).
-    pub const fn new(counter_hz: u64) -> TicksToUs {
+    pub const fn new(counter_hz: u64) -> CountsToUs {
         let hz = if counter_hz > 1_000_000 { counter_hz } else { 1_000_001 };
-        // Rounded up, so that a whole number of microseconds in ticks converts exactly.
-        TicksToUs { factor: ((1u128 << 64) * 1_000_000).div_ceil(hz as u128) as u64 }
+        // Rounded up, so that a whole number of microseconds in counts converts exactly.
+        CountsToUs { factor: ((1u128 << 64) * 1_000_000).div_ceil(hz as u128) as u64 }
     }
 
     /// The factor, to keep in an atomic word (see [`Self::from_factor`]).
@@ -34,16 +34,16 @@ impl TicksToUs {
     }
 
     /// The converter whose [`Self::factor`] this was.
-    pub const fn from_factor(factor: u64) -> TicksToUs {
-        TicksToUs { factor }
+    pub const fn from_factor(factor: u64) -> CountsToUs {
+        CountsToUs { factor }
     }
 
-    /// Whole microseconds in `ticks`: the exact figure rounded down, or one more when the exact
-    /// figure lies within `ticks / 2^64` of the next whole microsecond (the factor is rounded
+    /// Whole microseconds in `counts`: the exact figure rounded down, or one more when the exact
+    /// figure lies within `counts / 2^64` of the next whole microsecond (the factor is rounded
     /// up): never off by more than one.
     #[inline(always)]
-    pub const fn us(self, ticks: u64) -> u64 {
-        ((ticks as u128 * self.factor as u128) >> 64) as u64
+    pub const fn us(self, counts: u64) -> u64 {
+        ((counts as u128 * self.factor as u128) >> 64) as u64
     }
 }
 
@@ -82,13 +82,13 @@ pub const fn bucket_range_us(bucket: usize) -> (u64, u64) {
     (low, high)
 }
 
-/// The mean wait in microseconds (with fractions) of `count` waits that took `total_ticks`
-/// counter ticks together; 0 with no waits.
-pub fn mean_us(total_ticks: u64, count: u64, counter_hz: u64) -> f64 {
+/// The mean wait in microseconds (with fractions) of `count` waits that took `total_counts`
+/// counts together; 0 with no waits.
+pub fn mean_us(total_counts: u64, count: u64, counter_hz: u64) -> f64 {
     if count == 0 || counter_hz == 0 {
         return 0.0;
     }
-    total_ticks as f64 * 1e6 / counter_hz as f64 / count as f64
+    total_counts as f64 * 1e6 / counter_hz as f64 / count as f64
 }
 
 #[cfg(test)]
@@ -113,15 +113,15 @@ mod tests {
     }
 
     #[test]
-    fn ticks_become_microseconds_on_every_board() {
+    fn counts_become_microseconds_on_every_board() {
         // QEMU virt (62.5 MHz), a Pi 4 (54 MHz), -cpu max (1 GHz).
-        let virt = TicksToUs::new(62_500_000);
+        let virt = CountsToUs::new(62_500_000);
         assert_eq!(virt.us(62_500), 1000);
         assert_eq!(virt.us(62), 0);
         assert_eq!(virt.us(63), 1);
-        assert_eq!(TicksToUs::new(54_000_000).us(54_000_000), 1_000_000);
-        assert_eq!(TicksToUs::new(1_000_000_000).us(1500), 1);
-        assert_eq!(TicksToUs::new(1_000).us(5), 4, "a counter of 1 MHz or slower: about a tick a microsecond");
+        assert_eq!(CountsToUs::new(54_000_000).us(54_000_000), 1_000_000);
+        assert_eq!(CountsToUs::new(1_000_000_000).us(1500), 1);
+        assert_eq!(CountsToUs::new(1_000).us(5), 4, "a counter of 1 MHz or slower: about a tick a microsecond");
         assert_eq!(mean_us(62_500 * 3, 2, 62_500_000), 1500.0);
         assert_eq!(mean_us(123, 0, 62_500_000), 0.0);
     }
@@ -146,11 +146,11 @@ mod tests {
         /// The multiply-high equals the exact division or is one above it, and the bucket
         /// holds the wait.
         #[test]
-        fn conversion_and_bucket_agree_with_the_definition(ticks in 0u64..(1 << 48), hz_index in 0usize..3) {
+        fn conversion_and_bucket_agree_with_the_definition(counts in 0u64..(1 << 48), hz_index in 0usize..3) {
             let hz = [54_000_000u64, 62_500_000, 1_000_000_000][hz_index];
-            let exact = (u128::from(ticks) * 1_000_000 / u128::from(hz)) as u64;
-            let us = TicksToUs::new(hz).us(ticks);
-            prop_assert!(us == exact || us == exact + 1, "{} ticks at {} Hz: {} us, exactly {}", ticks, hz, us, exact);
+            let exact = (u128::from(counts) * 1_000_000 / u128::from(hz)) as u64;
+            let us = CountsToUs::new(hz).us(counts);
+            prop_assert!(us == exact || us == exact + 1, "{} counts at {} Hz: {} us, exactly {}", counts, hz, us, exact);
             let (low, high) = bucket_range_us(bucket_of_us(us));
             prop_assert!(low <= us && us < high);
             let mut counts = [0u64; LEADING_ZEROS_COUNTS];

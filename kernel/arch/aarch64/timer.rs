@@ -8,15 +8,15 @@ use aarch64_cpu::registers::{CNTP_CTL_EL0, CNTP_CVAL_EL0, Readable, Writeable};
 /// The interrupt id of the EL1 physical timer.
 pub const TIMER_INTID: u32 = 30;
 
-/// Arms this core's timer to fire `period_ticks` counter ticks after the previous deadline (or
+/// Arms this core's timer to fire `period_counts` counts after the previous deadline (or
 /// after now when there was none), so ticks do not drift by handler latency.
-pub fn arm_next(period_ticks: u64) {
+pub fn arm_next(period_counts: u64) {
     let now = super::cpu::counter();
     let previous = CNTP_CVAL_EL0.get();
-    let mut next = previous.wrapping_add(period_ticks);
+    let mut next = previous.wrapping_add(period_counts);
     // After a long stall (or the first time), do not fire a burst of stale ticks.
     if next <= now || previous == 0 {
-        next = now + period_ticks;
+        next = now + period_counts;
     }
     CNTP_CVAL_EL0.set(next);
     CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::SET + CNTP_CTL_EL0::IMASK::CLEAR);

@@ -5,7 +5,7 @@
 //! ```text
 //!  idle thief ─▶ VictimPicker (strategy) ─▶ victim ─▶ check_victim (cooldown, empty,
 //!       ▲                                               threshold, migration limit) ─▶ steal
-//!       └──── backoff_ticks (exponential, jittered, bounded) between the `retries` attempts
+//!       └──── backoff_counts (exponential, jittered, bounded) between the `retries` attempts
 //! ```
 
 #![forbid(unsafe_code)]
@@ -18,7 +18,7 @@ mod victims;
 pub use allowed::{PlaceError, may_run_on, pinned, place};
 pub use policy::{
     BACKOFF_BASE_NS, BACKOFF_MAX_NS, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, StealAmount,
-    backoff_ticks, check_victim, cooldown_active, may_migrate, ns_to_ticks, steal_count,
+    backoff_counts, check_victim, cooldown_active, may_migrate, ns_to_counts, steal_count,
 };
 pub use rng::Rng;
 pub use victims::{AdaptiveState, Strategy, VictimPicker};

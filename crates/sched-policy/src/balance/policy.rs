@@ -23,9 +23,9 @@ pub struct BalanceConfig {
     pub imbalance: u64,
     /// Steal attempts per idle round.
     pub retries: u32,
-    /// No steal from the same victim within this many counter ticks of the last success (the
-    /// bootarg `cooldown` is in nanoseconds; the kernel converts it with [`ns_to_ticks`]).
-    pub cooldown_ticks: u64,
+    /// No steal from the same victim within this many counts of the last success (the
+    /// bootarg `cooldown` is in nanoseconds; the kernel converts it with [`ns_to_counts`]).
+    pub cooldown_counts: u64,
     /// A process that has migrated this many times stays where it is.
     pub max_migrations: u32,
     pub amount: StealAmount,
@@ -35,10 +35,10 @@ pub struct BalanceConfig {
     pub rebalance: bool,
     /// Push rebalancing acts when the busiest core's load exceeds `ratio` times the idlest's.
     pub rebalance_ratio: u64,
-    /// First backoff between attempts, and the cap, in counter ticks (from [`BACKOFF_BASE_NS`]
+    /// First backoff between attempts, and the cap, in counts (from [`BACKOFF_BASE_NS`]
     /// and [`BACKOFF_MAX_NS`]).
-    pub backoff_base_ticks: u64,
-    pub backoff_max_ticks: u64,
+    pub backoff_base_counts: u64,
+    pub backoff_max_counts: u64,
 }
 
 /// The default steal cooldown: the design's "10,000 cycles", read as nanoseconds (10 us, a few
@@ -49,11 +49,11 @@ pub const DEFAULT_COOLDOWN_NS: u64 = 10_000;
 pub const BACKOFF_BASE_NS: u64 = 1_000;
 pub const BACKOFF_MAX_NS: u64 = 32_000;
 
-/// `ns` nanoseconds in ticks of a counter running at `counter_hz`, rounded up, so a non-zero
-/// duration never becomes zero ticks (and zero stays zero).
-pub fn ns_to_ticks(ns: u64, counter_hz: u64) -> u64 {
-    let ticks = (u128::from(ns) * u128::from(counter_hz)).div_ceil(1_000_000_000);
-    u64::try_from(ticks).unwrap_or(u64::MAX)
+/// `ns` nanoseconds in counts of a counter running at `counter_hz`, rounded up, so a non-zero
+/// duration never becomes zero counts (and zero stays zero).
+pub fn ns_to_counts(ns: u64, counter_hz: u64) -> u64 {
+    let counts = (u128::from(ns) * u128::from(counter_hz)).div_ceil(1_000_000_000);
+    u64::try_from(counts).unwrap_or(u64::MAX)
 }
 
 impl BalanceConfig {
@@ -61,9 +61,9 @@ impl BalanceConfig {
     /// cooldown from `cooldown_ns`, the backoff from its defaults in nanoseconds.
     pub fn timed(self, cooldown_ns: u64, counter_hz: u64) -> BalanceConfig {
         BalanceConfig {
-            cooldown_ticks: ns_to_ticks(cooldown_ns, counter_hz),
-            backoff_base_ticks: ns_to_ticks(BACKOFF_BASE_NS, counter_hz),
-            backoff_max_ticks: ns_to_ticks(BACKOFF_MAX_NS, counter_hz),
+            cooldown_counts: ns_to_counts(cooldown_ns, counter_hz),
+            backoff_base_counts: ns_to_counts(BACKOFF_BASE_NS, counter_hz),
+            backoff_max_counts: ns_to_counts(BACKOFF_MAX_NS, counter_hz),
             ..self
         }
     }
@@ -75,16 +75,16 @@ impl Default for BalanceConfig {
             min_steal: 2,
             imbalance: 2,
             retries: 3,
-            // The defaults in ticks of QEMU virt's 62.5 MHz counter; the kernel recomputes them
+            // The defaults in counts of QEMU virt's 62.5 MHz counter; the kernel recomputes them
             // for the real counter with `timed`.
-            cooldown_ticks: 625,
+            cooldown_counts: 625,
             max_migrations: 100,
             amount: StealAmount::One,
             protect_max: false,
             rebalance: true,
             rebalance_ratio: 4,
-            backoff_base_ticks: 63,
-            backoff_max_ticks: 2000,
+            backoff_base_counts: 63,
+            backoff_max_counts: 2000,
         }
     }
 }
@@ -147,8 +147,8 @@ pub const NEVER: u64 = u64::MAX;
 
 /// True while a victim last stolen from at `last_success` (a counter reading, or [`NEVER`]) is
 /// still cooling down at `now`. Wrap-safe: differences are taken modulo 2^64.
-pub fn cooldown_active(now: u64, last_success: u64, cooldown_ticks: u64) -> bool {
-    last_success != NEVER && now.wrapping_sub(last_success) < cooldown_ticks
+pub fn cooldown_active(now: u64, last_success: u64, cooldown_counts: u64) -> bool {
+    last_success != NEVER && now.wrapping_sub(last_success) < cooldown_counts
 }
 
 /// May the thief (with load `thief_load`) steal from `victim` now?
@@ -159,7 +159,7 @@ pub fn check_victim(
     now: u64,
     last_success: u64,
 ) -> Result<(), Refusal> {
-    if cooldown_active(now, last_success, config.cooldown_ticks) {
+    if cooldown_active(now, last_success, config.cooldown_counts) {
         return Err(Refusal::Cooldown);
     }
     if victim.runnable == 0 {
@@ -191,12 +191,12 @@ pub fn steal_count(amount: StealAmount, stealable: usize) -> usize {
 
 /// The pause before attempt `attempt` (0-based; none before the first): exponential from the
 /// base, capped, with up to half of it replaced by jitter so thieves do not retry in step.
-pub fn backoff_ticks(config: &BalanceConfig, attempt: u32, jitter: u64) -> u64 {
+pub fn backoff_counts(config: &BalanceConfig, attempt: u32, jitter: u64) -> u64 {
     if attempt == 0 {
         return 0;
     }
-    let exponential = config.backoff_base_ticks.saturating_mul(1u64 << (attempt - 1).min(32));
-    let capped = exponential.min(config.backoff_max_ticks);
+    let exponential = config.backoff_base_counts.saturating_mul(1u64 << (attempt - 1).min(32));
+    let capped = exponential.min(config.backoff_max_counts);
     let half = capped / 2;
     half + if half == 0 { 0 } else { jitter % (half + 1) }
 }
@@ -209,16 +209,16 @@ mod tests {
     #[test]
     fn durations_mean_the_same_on_every_board() {
         // 10 us on QEMU virt (62.5 MHz), a Pi 4 (54 MHz) and -cpu max (1 GHz).
-        assert_eq!(ns_to_ticks(DEFAULT_COOLDOWN_NS, 62_500_000), 625);
-        assert_eq!(ns_to_ticks(DEFAULT_COOLDOWN_NS, 54_000_000), 540);
-        assert_eq!(ns_to_ticks(DEFAULT_COOLDOWN_NS, 1_000_000_000), 10_000);
-        assert_eq!(ns_to_ticks(0, 62_500_000), 0);
-        assert_eq!(ns_to_ticks(1, 62_500_000), 1, "a non-zero duration never rounds to zero");
-        assert_eq!(ns_to_ticks(u64::MAX, u64::MAX), u64::MAX, "saturates");
+        assert_eq!(ns_to_counts(DEFAULT_COOLDOWN_NS, 62_500_000), 625);
+        assert_eq!(ns_to_counts(DEFAULT_COOLDOWN_NS, 54_000_000), 540);
+        assert_eq!(ns_to_counts(DEFAULT_COOLDOWN_NS, 1_000_000_000), 10_000);
+        assert_eq!(ns_to_counts(0, 62_500_000), 0);
+        assert_eq!(ns_to_counts(1, 62_500_000), 1, "a non-zero duration never rounds to zero");
+        assert_eq!(ns_to_counts(u64::MAX, u64::MAX), u64::MAX, "saturates");
         let timed = BalanceConfig::default().timed(DEFAULT_COOLDOWN_NS, 62_500_000);
         assert_eq!(timed, BalanceConfig::default(), "the defaults are the 62.5 MHz values");
         let pi = BalanceConfig::default().timed(20_000, 54_000_000);
-        assert_eq!((pi.cooldown_ticks, pi.backoff_base_ticks, pi.backoff_max_ticks), (1080, 54, 1728));
+        assert_eq!((pi.cooldown_counts, pi.backoff_base_counts, pi.backoff_max_counts), (1080, 54, 1728));
     }
 
     fn view(load: u64, stealable: usize, runnable: usize) -> CoreView {
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn cooldown_is_honoured_and_wraps() {
-        let c = BalanceConfig { cooldown_ticks: 10_000, ..BalanceConfig::default() };
+        let c = BalanceConfig { cooldown_counts: 10_000, ..BalanceConfig::default() };
         let v = view(100, 10, 10);
         assert_eq!(check_victim(&c, 0, &v, 5_000, 0), Err(Refusal::Cooldown));
         assert_eq!(check_victim(&c, 0, &v, 10_000, 0), Ok(()));
@@ -297,11 +297,11 @@ mod tests {
 
     #[test]
     fn backoff_grows_and_is_capped() {
-        let c = BalanceConfig { backoff_base_ticks: 64, backoff_max_ticks: 2048, ..BalanceConfig::default() };
-        assert_eq!(backoff_ticks(&c, 0, 12345), 0);
-        assert_eq!(backoff_ticks(&c, 1, 0), 32);
-        assert_eq!(backoff_ticks(&c, 2, 0), 64);
-        assert_eq!(backoff_ticks(&c, 40, 0), 1024);
+        let c = BalanceConfig { backoff_base_counts: 64, backoff_max_counts: 2048, ..BalanceConfig::default() };
+        assert_eq!(backoff_counts(&c, 0, 12345), 0);
+        assert_eq!(backoff_counts(&c, 1, 0), 32);
+        assert_eq!(backoff_counts(&c, 2, 0), 64);
+        assert_eq!(backoff_counts(&c, 40, 0), 1024);
     }
 
     /// The telemetry's counter names (`fail_<name>` in the report and in bench/results.json).
@@ -316,15 +316,15 @@ mod tests {
     }
 
     /// The jitter spreads the pause over the upper half of the step, its whole width: with the
-    /// first step (64 ticks) any value from 32 to 64 can come out, and jitter beyond that
+    /// first step (64 counts) any value from 32 to 64 can come out, and jitter beyond that
     /// wraps round instead of being clamped.
     #[test]
     fn backoff_jitter_covers_the_upper_half() {
-        let c = BalanceConfig { backoff_base_ticks: 64, backoff_max_ticks: 2048, ..BalanceConfig::default() };
-        assert_eq!(backoff_ticks(&c, 1, 10), 42);
-        assert_eq!(backoff_ticks(&c, 1, 32), 64);
-        assert_eq!(backoff_ticks(&c, 1, 33), 32);
-        assert_eq!(backoff_ticks(&c, 40, 1024), 2048);
+        let c = BalanceConfig { backoff_base_counts: 64, backoff_max_counts: 2048, ..BalanceConfig::default() };
+        assert_eq!(backoff_counts(&c, 1, 10), 42);
+        assert_eq!(backoff_counts(&c, 1, 32), 64);
+        assert_eq!(backoff_counts(&c, 1, 33), 32);
+        assert_eq!(backoff_counts(&c, 40, 1024), 2048);
     }
 
     proptest! {
@@ -337,7 +337,7 @@ mod tests {
             let v = view(load, stealable, stealable + extra);
             let last = if cooled { NEVER } else { now.wrapping_sub(since) };
             let allowed = check_victim(&c, thief, &v, now, last).is_ok();
-            let expected = (cooled || since >= c.cooldown_ticks)
+            let expected = (cooled || since >= c.cooldown_counts)
                 && stealable >= c.min_steal
                 && load > thief + c.imbalance;
             prop_assert_eq!(allowed, expected);
@@ -346,10 +346,10 @@ mod tests {
         #[test]
         fn backoff_is_bounded(attempt in 0u32..100, jitter in any::<u64>()) {
             let c = BalanceConfig::default();
-            let b = backoff_ticks(&c, attempt, jitter);
-            prop_assert!(b <= c.backoff_max_ticks);
+            let b = backoff_counts(&c, attempt, jitter);
+            prop_assert!(b <= c.backoff_max_counts);
             if attempt > 0 {
-                prop_assert!(b >= c.backoff_base_ticks / 2);
+                prop_assert!(b >= c.backoff_base_counts / 2);
             }
         }
 
