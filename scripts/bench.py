@@ -43,9 +43,9 @@ VARIANT_BUILDS = {
 # its `report:` JSON line. Two policies side by side, on the same workloads in the same run:
 # beamcore's defaults, and the policy Go's and Tokio's schedulers use (a random victim, steal
 # half, no cooldown, no thresholds; `retries` as ours).
-# Beyond 8 cores QEMU virt needs GICv3 (`-M virt,gic-version=3`). The kernel brings up 64 cores
-# (MAX_CORES), but a 64-core run under -icount takes many minutes: not in this suite yet.
-BALANCE_CORES = [1, 2, 4, 8, 16, 32]
+# Beyond 8 cores QEMU virt needs GICv3 (`-M virt,gic-version=3`). A 64-core run (MAX_CORES)
+# takes 5 to 15 s of host time under -icount.
+BALANCE_CORES = [1, 2, 4, 8, 16, 32, 64]
 BALANCE_WORKLOADS = ["nqueens", "uts", "fib", "imbalanced", "mixed"]
 POLICIES = {
     "default": "",
@@ -237,6 +237,12 @@ def balance_figures(cores, workload, strategy, output):
         # Under -icount shift=0 the guest clock advances 1 ns per instruction of any core: the
         # instructions all cores executed during the workload, summed (idle cores in WFI add none).
         figures[f"{prefix}.guest_ms"] = (round(data["elapsed_us"] / 1000, 3), "ms")
+        # Parallelism lost, measured rather than inferred: the largest share of the run any core
+        # spent asleep or searching while another core held stealable work.
+        idle = [c.get("idle_with_work_us", 0) for c in per_core]
+        if data["elapsed_us"] > 0:
+            figures[f"{prefix}.idle_with_work_max_share"] = (round(max(idle) / data["elapsed_us"], 4), "ratio")
+        figures[f"{prefix}.idle_with_work_us.max"] = (max(idle), "us")
     for cause in ["empty", "below_threshold", "cooldown", "migration_limit", "lost_race"]:
         figures[f"{prefix}.fail_{cause}"] = (sum(c[f"fail_{cause}"] for c in per_core), "count")
     for c in per_core:
@@ -309,7 +315,7 @@ def grain_table(results):
     return lines
 
 
-def policy_table(results, metric="speedup"):
+def policy_table(results, metric="speedup", digits=2):
     """Markdown: speedup (or another figure) per workload, default against peers, at each core count."""
     head = "| workload | " + " | ".join(f"{n} cores default / peers" for n in BALANCE_CORES) + " |"
     lines = [head, "|---|" + "---|" * len(BALANCE_CORES)]
@@ -317,7 +323,7 @@ def policy_table(results, metric="speedup"):
         cells = []
         for n in BALANCE_CORES:
             pair = [results.get(f"balance.{workload}.{p}.{n}cores.{metric}") for p in POLICIES]
-            cells.append(" / ".join("–" if e is None else f"{e['value']:.2f}" for e in pair))
+            cells.append(" / ".join("–" if e is None else f"{e['value']:.{digits}f}" for e in pair))
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     return lines
 
@@ -347,7 +353,10 @@ def write_results(results_path, results):
                   "work, under -icount.", "", *policy_table(results), "",
                   "Instruction bound (N x the one-core guest time over this run's: the speedup can be no "
                   "more, since guest time under -icount is the instructions all cores executed):", "",
-                  *policy_table(results, "instruction_bound"), ""]
+                  *policy_table(results, "instruction_bound"), "",
+                  "Idle while work waited (the largest share of the run, `elapsed_us`, that any one core "
+                  "spent asleep or searching while another core held stealable work, `idle_with_work_us`):",
+                  "", *policy_table(results, "idle_with_work_max_share", digits=4), ""]
     if any(name.endswith("shared_over_percore") for name in results):
         table += ["## Per-core deques against one shared queue", "",
                   "`queues=shared` against the default, same workloads, same run, under -icount "

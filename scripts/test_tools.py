@@ -585,6 +585,17 @@ class BenchFigures(unittest.TestCase):
         self.assertEqual(f["grain.1000us.4cores.peers.core0_share"][0], 0.75)
         self.assertIsNone(bench_tool.grain_figures(4, 1, "default", "no report"))
 
+    def test_idle_with_work_is_the_largest_share_of_any_core(self):
+        cores = [{"core": c, "work": 10, "steals": 0, "steal_attempts": 0, "migrated_in": 0,
+                  "idle_with_work_us": idle, "steal_latency_buckets": [0],
+                  **{f"fail_{cause}": 0 for cause in ["empty", "below_threshold", "cooldown", "migration_limit",
+                                                      "lost_race"]}}
+                 for c, idle in enumerate([0, 30, 5, 0])]
+        report = {"per_core": cores, "work_max_over_mean": 1.0, "max_migrations_seen": 0, "elapsed_us": 1000}
+        f = bench_tool.balance_figures(4, "fib", "default", "report: " + json.dumps(report))
+        self.assertEqual(f["balance.fib.default.4cores.idle_with_work_max_share"][0], 0.03)
+        self.assertEqual(f["balance.fib.default.4cores.idle_with_work_us.max"][0], 30)
+
     def test_tables_put_policies_and_task_sizes_side_by_side(self):
         results = {"balance.fib.default.4cores.speedup": figure(3.2, "x"),
                    "balance.fib.peers.4cores.speedup": figure(3.6, "x"),
