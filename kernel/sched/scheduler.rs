@@ -44,7 +44,12 @@ pub(crate) fn init_core_scheduler() {
     stats::of(cpu::core_id()).init_wait_clock(cpu::counter_frequency());
     let local = core.local();
     local.queues.init(&me.queues);
-    local.rng = Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32));
+    // Bootarg `seed`: the same choices run after run (under `-icount`), other choices for another
+    // seed; without it, a counter reading mixed with the core's number.
+    local.rng = match crate::boot_config().seed {
+        0 => Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32)),
+        seed => Rng::for_core(seed, cpu::core_id()),
+    };
     // Core 0 pushes rebalancing work; `steal::rebalance` clears the bit if it never will.
     if cpu::core_id() == 0 {
         attention::set_own(&core, attention::REBALANCE, true);

@@ -35,8 +35,8 @@ pub struct Config {
     pub reductions: u32,
     /// How idle cores choose whom to steal from.
     pub strategy: Strategy,
-    /// Thresholds, migration limit, amount, protection, rebalancing (its durations in counter
-    /// ticks are set by the kernel from `cooldown_ns` and the counter's frequency).
+    /// Thresholds, migration limit, amount, protection, rebalancing (its durations in counts of
+    /// the counter are set by the kernel from `cooldown_ns` and the counter's frequency).
     pub balance: BalanceConfig,
     /// No steal from the same victim within this many nanoseconds of the last success.
     pub cooldown_ns: u64,
@@ -48,6 +48,10 @@ pub struct Config {
     pub queues: QueueMode,
     /// On which core a new free process starts when its spawner names none.
     pub placement: SpawnPlacement,
+    /// Seeds every core's random choices (victims, backoff and search jitter): the same seed
+    /// gives the same choices, another seed others, so a run under `-icount` can be repeated
+    /// with different luck. 0: each core seeds from the counter at boot.
+    pub seed: u64,
 }
 
 impl Default for Config {
@@ -64,6 +68,7 @@ impl Default for Config {
             max_processes: MAX_PROCESSES,
             queues: QueueMode::PerCore,
             placement: SpawnPlacement::Local,
+            seed: 0,
         }
     }
 }
@@ -76,7 +81,7 @@ impl fmt::Display for Config {
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
              cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} trace={} max_processes={} \
-             queues={} placement={}",
+             queues={} placement={} seed={}",
             self.slice_us,
             self.maxcpus,
             self.ticks,
@@ -94,7 +99,8 @@ impl fmt::Display for Config {
             on_off(self.trace),
             self.max_processes,
             self.queues,
-            self.placement
+            self.placement,
+            self.seed
         )
     }
 }
@@ -335,6 +341,7 @@ const SETTINGS: &[Setting<Config>] = &[
     number("max_processes", 1, MAX_PROCESSES as u64, |c, v| c.max_processes = v as usize),
     choice("queues", QueueMode::NAMES, |c, i| c.queues = QueueMode::ALL[i]),
     choice("placement", SpawnPlacement::NAMES, |c, i| c.placement = SpawnPlacement::ALL[i]),
+    number("seed", 0, u64::MAX, |c, v| c.seed = v),
 ];
 
 /// Largest `ticks=`: the boot check of `make run` waits this many ticks with no progress line,
@@ -490,7 +497,7 @@ mod tests {
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
              imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, trace, max_processes, \
-             queues, placement)"
+             queues, placement, seed)"
         );
     }
 
@@ -512,13 +519,24 @@ mod tests {
     }
 
     #[test]
+    fn the_seed_takes_any_u64_and_zero_is_the_default() {
+        assert_eq!(Config::default().seed, 0);
+        assert_eq!(parse("seed=7").config.seed, 7);
+        assert_eq!(parse("seed=18446744073709551615").config.seed, u64::MAX);
+        let too_big = parse("seed=18446744073709551616");
+        assert_eq!(too_big.config.seed, 0, "a seed beyond u64 is refused and the default stays");
+        assert_eq!(too_big.rejections.len(), 1);
+        assert!(parse("seed=7").config.to_string().ends_with(" seed=7"));
+    }
+
+    #[test]
     fn config_prints_every_setting() {
         assert_eq!(
             Config::default().to_string(),
             format!(
                 "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
                  retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
-                 trace=off max_processes={MAX_PROCESSES} queues=percore placement=local"
+                 trace=off max_processes={MAX_PROCESSES} queues=percore placement=local seed=0"
             )
         );
     }
@@ -773,7 +791,7 @@ mod tests {
                 (b"bogus=1", RejectReason::UnknownKey { program_keys: &["rounds", "mode"] }),
             ]
         );
-        assert!(parsed.rejections[2].to_string().ends_with("queues, placement, rounds, mode)"));
+        assert!(parsed.rejections[2].to_string().ends_with("queues, placement, seed, rounds, mode)"));
         // Without the program, its words are unknown keys.
         let alone = parse("rounds=4");
         assert_eq!(words(&alone), vec![(&b"rounds=4"[..], RejectReason::UnknownKey { program_keys: &[] })]);

@@ -19,6 +19,16 @@ impl Rng {
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
+    /// Core `core`'s generator for the run seed `seed` (bootarg `seed`): the pair goes through
+    /// SplitMix64's finaliser, so neighbouring seeds and cores give unrelated streams, and the
+    /// same pair always the same one.
+    pub const fn for_core(seed: u64, core: usize) -> Rng {
+        let mut x = seed ^ (core as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Rng::new(x ^ (x >> 31))
+    }
+
     /// A number in `0..bound` (`bound` > 0).
     pub fn below(&mut self, bound: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
@@ -39,6 +49,24 @@ mod tests {
         assert_eq!(rng.next_u64(), 0x47e4_ce4b_896c_dd1d);
         assert_eq!(rng.next_u64(), 0xabcf_a6a8_e079_651d);
         assert_eq!(rng.next_u64(), 0xb9d1_0d8f_eb73_1f57);
+    }
+
+    #[test]
+    fn a_seed_gives_each_core_its_own_stream_and_the_same_one_each_time() {
+        let first = |seed: u64, core: usize| Rng::for_core(seed, core).next_u64();
+        for seed in [1u64, 2, 3, u64::MAX] {
+            let streams: [u64; 64] = core::array::from_fn(|core| first(seed, core));
+            for (i, a) in streams.iter().enumerate() {
+                assert!(streams[i + 1..].iter().all(|b| b != a), "seed {seed}: core {i} shares its stream");
+            }
+            assert_eq!(streams[5], first(seed, 5), "the same seed and core give the same stream");
+        }
+        assert_ne!(first(1, 0), first(2, 0), "another seed, other choices");
+        // Neighbouring seeds are not shifted copies of each other.
+        let mut a = Rng::for_core(1, 0);
+        let mut b = Rng::for_core(2, 0);
+        let (xa, xb) = ([a.next_u64(), a.next_u64()], [b.next_u64(), b.next_u64()]);
+        assert!(xa[1] != xb[0] && xa[0] != xb[1]);
     }
 
     #[test]
