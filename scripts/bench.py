@@ -51,6 +51,12 @@ POLICIES = {
     "default": "",
     "peers": "strategy=random steal=half cooldown=0 min_steal=1 imbalance=0",
 }
+# The policy comparison at 4 and 8 cores again with the bootarg `seed` at 1, 2 and 3: under
+# -icount one run is one draw (QEMU's vCPU shares move with every change of timing), so the
+# comparison is also reported as the mean over these seeds (`.speedup_seed_mean`, and the
+# spread `.speedup_seed_min` / `_max`).
+SEED_CORES = [4, 8]
+SEEDS = [1, 2, 3]
 # The victim-selection strategies, each with beamcore's other defaults, on two workloads.
 STRATEGY_CORES = [1, 2, 4, 8]
 STRATEGY_WORKLOADS = ["imbalanced", "fib"]
@@ -104,6 +110,12 @@ def balance_runs():
             for policy, bootargs in POLICIES.items():
                 args = f"workload={workload} {bootargs}".strip()
                 yield cores, workload, policy, qemu_command("beamcore", icount_args(cores), args)
+    for cores in SEED_CORES:
+        for workload in BALANCE_WORKLOADS:
+            for policy, bootargs in POLICIES.items():
+                for seed in SEEDS:
+                    args = f"workload={workload} {bootargs} seed={seed}".replace("  ", " ")
+                    yield cores, workload, f"{policy}.seed{seed}", qemu_command("beamcore", icount_args(cores), args)
     for workload in EXTRA_WORKLOADS:
         yield 4, workload, "load", qemu_command("beamcore", icount_args(4), f"workload={workload} strategy=load")
     for cores in STRATEGY_CORES:
@@ -258,6 +270,39 @@ def balance_figures(cores, workload, strategy, output):
     return figures
 
 
+def add_seed_means(results):
+    """balance.<workload>.<policy>.<N>cores.speedup_seed_{mean,min,max}: the seeded runs'
+    speedups (SEEDS) folded into one figure per policy, for a comparison less at the mercy of
+    one draw of QEMU's vCPU shares."""
+    for cores in SEED_CORES:
+        for workload in BALANCE_WORKLOADS:
+            for policy in POLICIES:
+                values = [results.get(f"balance.{workload}.{policy}.seed{seed}.{cores}cores.speedup") for seed in SEEDS]
+                if any(v is None for v in values):
+                    continue
+                speedups = [v["value"] for v in values]
+                command = "; ".join(v["command"] for v in values)
+                for stat, value in (("mean", sum(speedups) / len(speedups)), ("min", min(speedups)),
+                                    ("max", max(speedups))):
+                    results[f"balance.{workload}.{policy}.{cores}cores.speedup_seed_{stat}"] = {
+                        "value": round(value, 3), "unit": "x", "command": command, "suite": "balance"}
+
+
+def seed_table(results):
+    """Markdown: default against peers at SEED_CORES, the mean over SEEDS (min-max)."""
+    head = "| workload | " + " | ".join(f"{n} cores default | {n} cores peers" for n in SEED_CORES) + " |"
+    lines = [head, "|---|" + "---|---|" * len(SEED_CORES)]
+    for workload in BALANCE_WORKLOADS:
+        cells = []
+        for n in SEED_CORES:
+            for policy in POLICIES:
+                stats = [results.get(f"balance.{workload}.{policy}.{n}cores.speedup_seed_{s}") for s in ("mean", "min", "max")]
+                cells.append("–" if None in stats else
+                             f"{stats[0]['value']:.2f} ({stats[1]['value']:.2f}-{stats[2]['value']:.2f})")
+        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def add_instruction_bound(results, workload, label, cores, command):
     """balance.<workload>.<label>.<N>cores.instruction_bound: N x the one-core run's guest time
     over this run's. Under -icount guest time is the instructions all cores executed, so a run of
@@ -356,7 +401,9 @@ def write_results(results_path, results):
                   *policy_table(results, "instruction_bound"), "",
                   "Idle while work waited (the largest share of the run, `elapsed_us`, that any one core "
                   "spent asleep or searching while another core held stealable work, `idle_with_work_us`):",
-                  "", *policy_table(results, "idle_with_work_max_share", digits=4), ""]
+                  "", *policy_table(results, "idle_with_work_max_share", digits=4), "",
+                  f"The same comparison with the bootarg `seed` at {', '.join(map(str, SEEDS))}: the mean "
+                  "speedup over the seeds (lowest-highest):", "", *seed_table(results), ""]
     if any(name.endswith("shared_over_percore") for name in results):
         table += ["## Per-core deques against one shared queue", "",
                   "`queues=shared` against the default, same workloads, same run, under -icount "
@@ -526,6 +573,7 @@ def main():
                 ratio = figures[f"{prefix}.max_over_mean"][0]
                 speedup = figures.get(f"{prefix}.speedup", ("n/a",))[0]
                 print(f"  [{run_number}/{len(runs)}] bench: {prefix} max_over_mean {ratio}, speedup {speedup}", flush=True)
+            add_seed_means(results)
             print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
             continue
         suffix = ""

@@ -596,6 +596,19 @@ class BenchFigures(unittest.TestCase):
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_max_share"][0], 0.03)
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_us.max"][0], 30)
 
+    def test_seeded_runs_fold_into_a_mean_per_policy(self):
+        results = {}
+        for policy, speedups in (("default", [2.0, 3.0, 4.0]), ("peers", [3.0, 3.0, 3.0])):
+            for seed, value in zip(bench_tool.SEEDS, speedups):
+                results[f"balance.fib.{policy}.seed{seed}.4cores.speedup"] = {**figure(value, "x"), "command": f"c{seed}"}
+        bench_tool.add_seed_means(results)
+        self.assertEqual(results["balance.fib.default.4cores.speedup_seed_mean"]["value"], 3.0)
+        self.assertEqual(results["balance.fib.default.4cores.speedup_seed_min"]["value"], 2.0)
+        self.assertEqual(results["balance.fib.peers.4cores.speedup_seed_max"]["value"], 3.0)
+        self.assertNotIn("balance.fib.default.8cores.speedup_seed_mean", results, "no seeded 8-core runs")
+        fib = next(line for line in bench_tool.seed_table(results) if line.startswith("| fib "))
+        self.assertIn("3.00 (2.00-4.00) | 3.00 (3.00-3.00)", fib)
+
     def test_tables_put_policies_and_task_sizes_side_by_side(self):
         results = {"balance.fib.default.4cores.speedup": figure(3.2, "x"),
                    "balance.fib.peers.4cores.speedup": figure(3.6, "x"),
