@@ -126,7 +126,7 @@ mod tests {
         let line = InForce { kernel: &parsed.config, program: &program }.to_string();
         assert!(line.starts_with("slice_us=1000 maxcpus="), "{line}");
         assert!(line.contains(" ticks=4 "), "{line}");
-        assert!(line.ends_with(" placement=local demo=on"), "{line}");
+        assert!(line.ends_with(" placement=local seed=0 demo=on"), "{line}");
     }
 
     #[test]
@@ -134,6 +134,6 @@ mod tests {
         let parsed = NO_PROGRAM_SETTINGS.parse(b"demo=on", false);
         assert_eq!(parsed.rejections[0].reason, RejectReason::UnknownKey { program_keys: &[] });
         let line = InForce { kernel: &parsed.config, program: &NO_PROGRAM_SETTINGS }.to_string();
-        assert!(line.ends_with("placement=local"), "{line}");
+        assert!(line.ends_with("placement=local seed=0"), "{line}");
     }
 }
