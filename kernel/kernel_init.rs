@@ -160,7 +160,12 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     // What the exception vectors and the tick call: the SMP layer's IRQ handler and the
     // scheduler's hooks (the lower layers name neither).
     exception::set_handlers(exception::Handlers { irq: smp::handle_irq, process_fault: sched::on_process_fault });
-    smp::set_handlers(smp::Handlers { tick: sched::on_tick, job_queued: sched::job_queued, dump: sched::debug_dump });
+    smp::set_handlers(smp::Handlers {
+        tick: sched::on_tick,
+        job_queued: sched::job_queued,
+        dump: sched::debug_dump,
+        hold_current: sched::hold_current_on_core,
+    });
     smp::init_boot(gic, slice_counts);
     if let Err(error) = sched::init_global(
         slice_counts,

@@ -309,6 +309,10 @@ pub struct Handlers {
     pub job_queued: fn(usize),
     /// Prints the state of the run when the deadline watchdog fires.
     pub dump: fn(),
+    /// Holds the calling process on its core (true) or lets it move again (false); nothing
+    /// outside a process. [`run_on_all_and_wait`] holds its caller while it runs the caller's
+    /// own share.
+    pub hold_current: fn(bool),
 }
 
 static HANDLERS: spin::Once<Handlers> = spin::Once::new();
@@ -414,8 +418,10 @@ pub fn run_on(target: usize, job: Job) -> Result<(), SmpError> {
 }
 
 /// Runs `work(core_id)` on every online core (the caller's own share on the caller) and
-/// returns when all have finished.
+/// returns when all have finished. A process that calls it stays on its core until its own
+/// share is done (see [`Handlers::hold_current`]), so every `work(c)` runs on core `c`.
 pub fn run_on_all_and_wait(work: fn(usize)) -> Result<(), SmpError> {
+    let held = HeldOnCore::new();
     let me = cpu::core_id();
     let cores = cores_online();
     let remaining = Arc::new(AtomicUsize::new(cores));
@@ -432,12 +438,34 @@ pub fn run_on_all_and_wait(work: fn(usize)) -> Result<(), SmpError> {
         )?;
     }
     work(me);
+    drop(held);
     // ORDERING: Release, as the other cores' decrements: publishes our share's effects.
     remaining.fetch_sub(1, Ordering::Release);
     // ORDERING: Acquire, paired with every Release `fetch_sub` (one release sequence of
     // read-modify-writes): seeing 0, this core sees every share's effects.
     wait_until(|| remaining.load(Ordering::Acquire) == 0);
     Ok(())
+}
+
+/// The calling process held on its core (a no-op outside a process, or before the scheduler
+/// registered its handlers), released when dropped: also on an early return.
+struct HeldOnCore;
+
+impl HeldOnCore {
+    fn new() -> HeldOnCore {
+        if let Some(handlers) = HANDLERS.get() {
+            (handlers.hold_current)(true);
+        }
+        HeldOnCore
+    }
+}
+
+impl Drop for HeldOnCore {
+    fn drop(&mut self) {
+        if let Some(handlers) = HANDLERS.get() {
+            (handlers.hold_current)(false);
+        }
+    }
 }
 
 /// Sleeps in WFI until `condition` holds. The check runs with IRQs masked, and WFI wakes on a

@@ -10,6 +10,7 @@ use super::dispatch::switch_out;
 use super::ending::is_program_main;
 use super::percore::{OnCore, Pending, scheduler};
 use super::process::{self, ExitReason, Pid};
+use super::runqueue::movable;
 use super::settings::slice_counts;
 use super::stats::bump;
 use super::trace::{self, Event};
@@ -19,6 +20,21 @@ use crate::arch::exception::{Syndrome, TrapFrame};
 use crate::debug::backtrace::Backtrace;
 use crate::mm::heap;
 use crate::mm::stacks::GrowError;
+
+/// Holds the process running on this core on it (`hold`), or lets it move again. While held,
+/// a preemption queues it in its core's private queue, where no thief or push rebalancing takes
+/// it. Registered with `smp`, whose `run_on_all_and_wait` runs the caller's own share inline on
+/// the core it read: were the caller stolen meanwhile, that share would run on another core
+/// (which runs its own share too). Outside a process (a kernel job) there is nothing to hold.
+pub(crate) fn hold_current_on_core(hold: bool) {
+    let mut core = OnCore::enter();
+    let Some(slot) = core.local().current else { return };
+    let process = process::slot(slot);
+    let may_move = !hold && movable(process);
+    // ORDERING: Relaxed: the process runs here, so this core owns it; the flag is read when the
+    // process is queued, by the core that queues it, which is this one (it is not in any queue).
+    process.movable.store(may_move, Ordering::Relaxed);
+}
 
 /// Records this core's run-queue length in the trace (the periodic sample behind the trace's
 /// per-core counter tracks). The tick is each core's own, every `slice_us`, asleep or not.

@@ -47,7 +47,7 @@ pub(crate) use dispatch::current_stack;
 pub use dump::debug_dump;
 pub use ending::heap_not_reclaimed_bytes;
 pub(crate) use ending::set_program_main;
-pub(crate) use hooks::{on_panic, on_process_fault, on_tick};
+pub(crate) use hooks::{hold_current_on_core, on_panic, on_process_fault, on_tick};
 pub(crate) use offline::rejoin_scheduling;
 pub use offline::{OfflineError, OnlineError, bring_online, take_offline, timeouts_moved};
 pub use process::{
