@@ -18,7 +18,7 @@ use beamcore_deque::{Portable, Steal, WorkQueue, WorkQueueStealer};
 use beamcore_sched_policy::Priority;
 use beamcore_sched_policy::balance::{
     AdaptiveState, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, Rng, StealAmount, Strategy,
-    VictimPicker, backoff_counts, check_victim, may_migrate, steal_count,
+    VictimPicker, backoff_counts, check_victim, may_migrate, mix, steal_count,
 };
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, low_priority_rule};
 
@@ -351,13 +351,6 @@ pub struct Sim<'a> {
     done: usize,
     makespan: u64,
     events: u64,
-}
-
-fn mix(seed: u64, salt: u64) -> u64 {
-    let mut x = seed ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 fn latency_bucket(ns: u64) -> usize {

@@ -20,5 +20,5 @@ pub use policy::{
     BACKOFF_BASE_NS, BACKOFF_MAX_NS, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, StealAmount,
     backoff_counts, check_victim, cooldown_active, may_migrate, ns_to_counts, steal_count,
 };
-pub use rng::Rng;
+pub use rng::{Rng, mix};
 pub use victims::{AdaptiveState, Strategy, VictimPicker};

@@ -19,20 +19,25 @@ impl Rng {
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    /// Core `core`'s generator for the run seed `seed` (bootarg `seed`): the pair goes through
-    /// SplitMix64's finaliser, so neighbouring seeds and cores give unrelated streams, and the
-    /// same pair always the same one.
+    /// Core `core`'s generator for the run seed `seed` (bootarg `seed`): neighbouring seeds and
+    /// cores give unrelated streams (see [`mix`]), and the same pair always the same one.
     pub const fn for_core(seed: u64, core: usize) -> Rng {
-        let mut x = seed ^ (core as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        Rng::new(x ^ (x >> 31))
+        Rng::new(mix(seed, core as u64 + 1))
     }
 
     /// A number in `0..bound` (`bound` > 0).
     pub fn below(&mut self, bound: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
     }
+}
+
+/// `seed` and `salt` through SplitMix64's finaliser: one number from which unrelated streams
+/// start for neighbouring inputs (the kernel's per-core seeds, the simulator's).
+pub const fn mix(seed: u64, salt: u64) -> u64 {
+    let mut x = seed ^ salt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 #[cfg(test)]
