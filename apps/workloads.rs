@@ -16,7 +16,7 @@ use beamcore::arch::cpu;
 use beamcore::mm::layout::MAX_CORES;
 use beamcore::sched::{self, Message, Pid, Priority, SpawnOptions};
 use beamcore::smp;
-use beamcore_workload_shapes::{queens_below, queens_two_placed, uts_child_id, uts_children, uts_count};
+use beamcore_workload_shapes::{queens_below_crediting, queens_two_placed, uts_child_id, uts_children, uts_count};
 
 use crate::config::Workload;
 
@@ -387,8 +387,8 @@ pub fn nqueens(n: u32) -> Outcome {
     queens_two_placed(n, |columns, left, right| {
         let options = SpawnOptions::default().stack_bytes(8192).on_core(0);
         let spawned = sched::spawn_with(options, move || {
-            let (solutions, nodes) = queens_below(n, columns, left, right);
-            credit(nodes / 16 + 1);
+            // Credited as it goes: a task preempted and moved credits each core what it did.
+            let (solutions, _) = queens_below_crediting(n, columns, left, right, credit);
             let _ = sched::send(me, Message::Word(solutions));
         });
         match spawned {

@@ -9,7 +9,10 @@
 use std::sync::OnceLock;
 
 use beamcore_sched_policy::Priority;
-use beamcore_workload_shapes::{queens_below, queens_two_placed, uts_child_id, uts_children, uts_count};
+use beamcore_workload_shapes::{
+    QUEENS_CREDIT_NODES, QUEENS_NODES_PER_UNIT, queens_below, queens_credit_chunks, queens_two_placed, queens_units,
+    uts_child_id, uts_children, uts_count,
+};
 
 use crate::cost::CostModel;
 
@@ -154,7 +157,7 @@ impl Workload {
             Workload::Imbalanced { workers, units } | Workload::Mixed { workers, units } => {
                 u64::from(workers) * u64::from(units)
             }
-            Workload::Nqueens { n } => nqueens_tasks(n).iter().map(|&nodes| nodes / 16 + 1).sum(),
+            Workload::Nqueens { n } => nqueens_tasks(n).iter().map(|&nodes| queens_units(nodes)).sum(),
             Workload::Uts { roots, children, percent } => uts_nodes(roots, children, percent),
             Workload::Bang { senders, messages } => {
                 let (s, m) = (u64::from(senders), u64::from(messages));
@@ -224,7 +227,7 @@ pub enum Program {
         parent: u32,
         pc: u32,
     },
-    /// An nqueens task: its whole search, then its count to main.
+    /// An nqueens task: its search, crediting as it goes, then its count to main.
     Queens {
         nodes: u64,
         main: u32,
@@ -307,13 +310,16 @@ impl Program {
                 }
             }
             Program::Queens { nodes, main, pc } => {
+                // As the kernel's task credits: a chunk of units every QUEENS_CREDIT_NODES
+                // nodes, then the rest (`queens_below_crediting`).
                 *pc += 1;
-                match *pc {
-                    1 => {
-                        let units = *nodes / 16 + 1;
-                        Op::Compute { ns: units * ctx.costs.nqueens_unit, units, reductions: 0 }
-                    }
-                    2 => Op::Send { to: *main, word: 0 },
+                let (chunks, last) = queens_credit_chunks(*nodes);
+                let chunk = QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT;
+                let compute = |units: u64| Op::Compute { ns: units * ctx.costs.nqueens_unit, units, reductions: 0 };
+                match u64::from(*pc) {
+                    k if k <= chunks => compute(chunk),
+                    k if k == chunks + 1 => compute(last),
+                    k if k == chunks + 2 => Op::Send { to: *main, word: 0 },
                     _ => Op::Exit,
                 }
             }

@@ -27,6 +27,66 @@ pub fn queens_below(n: u32, columns: u32, left: u32, right: u32) -> (u64, u64) {
     (solutions, nodes)
 }
 
+/// Nodes per work unit a queens task credits (`apps/workloads.rs`: a unit of the other workloads
+/// is about 10,000 instructions; 16 nodes of the search are about as many).
+pub const QUEENS_NODES_PER_UNIT: u64 = 16;
+/// Nodes between two credits of a queens task's progress: 64 units, about 45 us on virt, far
+/// below a 1 ms slice, so a task preempted and moved credits each core about what it computed.
+pub const QUEENS_CREDIT_NODES: u64 = 1024;
+
+/// Units a queens task that visits `nodes` nodes credits in all.
+pub fn queens_units(nodes: u64) -> u64 {
+    nodes / QUEENS_NODES_PER_UNIT + 1
+}
+
+/// How a queens task of `nodes` nodes credits its units: `(chunks, last)`, `chunks` credits of
+/// `QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT` units as it goes, then `last` at its end (what
+/// [`queens_below_crediting`] does, for the simulator to do the same).
+pub fn queens_credit_chunks(nodes: u64) -> (u64, u64) {
+    let chunks = nodes / QUEENS_CREDIT_NODES;
+    (chunks, queens_units(nodes % QUEENS_CREDIT_NODES))
+}
+
+/// [`queens_below`], crediting its progress while it searches: `credit(units)` after every
+/// `QUEENS_CREDIT_NODES` nodes and the rest at the end, [`queens_units`] in all. Why: a task
+/// may be preempted and moved to another core midway; credited only at its end, all its work
+/// would count for the core that finished it, not the cores that did it.
+pub fn queens_below_crediting(n: u32, columns: u32, left: u32, right: u32, mut credit: impl FnMut(u64)) -> (u64, u64) {
+    let mut since = 0;
+    let result = queens_walk(n, columns, left, right, &mut since, &mut credit);
+    credit(queens_units(since));
+    result
+}
+
+fn queens_walk(
+    n: u32,
+    columns: u32,
+    left: u32,
+    right: u32,
+    since: &mut u64,
+    credit: &mut impl FnMut(u64),
+) -> (u64, u64) {
+    *since += 1;
+    if *since == QUEENS_CREDIT_NODES {
+        credit(QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT);
+        *since = 0;
+    }
+    let full = (1u32 << n) - 1;
+    if columns == full {
+        return (1, 1);
+    }
+    let (mut solutions, mut nodes) = (0, 1);
+    let mut free = full & !(columns | left | right);
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free &= free - 1;
+        let (s, k) = queens_walk(n, columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1, since, credit);
+        solutions += s;
+        nodes += k;
+    }
+    (solutions, nodes)
+}
+
 /// Calls `each` with the board state after every legal placement of the first two queens of an
 /// `n` x `n` board, in row order: the tasks of the `nqueens` workload, in the order it spawns
 /// them. Stops early when `each` returns false; returns whether it went through all of them.
@@ -74,7 +134,9 @@ pub fn uts_count(id: u64, children: u64, percent: u64, depth: u32) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
+    use std::vec::Vec;
 
     #[test]
     fn queens_counts_match_the_known_solutions() {
@@ -86,6 +148,22 @@ mod tests {
             }));
             assert_eq!(total, known, "{n}-queens");
         }
+    }
+
+    #[test]
+    fn crediting_search_credits_every_node_once_and_finds_the_same() {
+        queens_two_placed(12, |c, l, r| {
+            let plain = queens_below(12, c, l, r);
+            let mut credits = Vec::new();
+            let crediting = queens_below_crediting(12, c, l, r, |units| credits.push(units));
+            assert_eq!(crediting, plain);
+            assert_eq!(credits.iter().sum::<u64>(), queens_units(plain.1));
+            let (chunks, last) = queens_credit_chunks(plain.1);
+            assert_eq!(credits.len() as u64, chunks + 1);
+            assert!(credits[..chunks as usize].iter().all(|&u| u == QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT));
+            assert_eq!(*credits.last().unwrap(), last);
+            true
+        });
     }
 
     #[test]
