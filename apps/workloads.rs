@@ -21,7 +21,9 @@ use beamcore_workload_shapes::{queens_below_crediting, queens_two_placed, uts_ch
 use crate::config::Workload;
 
 mod offline;
+mod probe;
 pub use offline::offline;
+pub use probe::share_probe;
 
 static WORK: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
 /// Units a bound process ran on a core other than its own (must stay 0).
@@ -40,16 +42,21 @@ pub fn bound_violations() -> u64 {
 /// One unit of computation (about 10,000 instructions), credited to the running core; a bound
 /// process checks it is on its core.
 fn unit(bound: Option<usize>) {
-    let mut x = 0u64;
-    for i in 0..2_000u64 {
-        x = core::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
-    }
+    spin_unit();
     let core = cpu::core_id();
     WORK[core].fetch_add(1, Ordering::Relaxed);
     if bound.is_some_and(|home| home != core) {
         BOUND_VIOLATIONS.fetch_add(1, Ordering::Relaxed);
     }
     sched::bump_reductions(500);
+}
+
+/// The computation of one unit, credited to nobody.
+fn spin_unit() {
+    let mut x = 0u64;
+    for i in 0..2_000u64 {
+        x = core::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
 }
 
 /// What a workload reports.

@@ -9,9 +9,10 @@ Two simulations per case:
 - `sim`: a real machine's equal cores (what `make sim` reports);
 - `sim_icount`: every core's time scaled as QEMU's round-robin under `-icount` scales it: N
   vCPUs share one virtual clock (a core's instruction takes N ns of guest time when all run)
-  and QEMU does not give them equal turns; the shares measured with one bound, always-busy
-  process per core (docs/benchmarks.md, "A limit of speedup measured under -icount") set the
-  factors.
+  and QEMU does not give them equal turns (docs/benchmarks.md, "A limit of speedup measured
+  under -icount"). Each QEMU run ends with a share probe (`probe_ms=50`: one bound, always-busy
+  process per core, nothing to balance), and its units per core set that case's factors: the
+  machine is measured in the same boot; the policy's spreading of the work is what is compared.
 
 Prints the comparison, records `sim.calibration.<workload>.<policy>.<N>cores.*` in
 bench/results.json, and exits 1 when a gap (|sim_icount - qemu| of max_over_mean) exceeds
@@ -38,16 +39,11 @@ SIM = ROOT / f"target/sim/{HOST}/release/beamcore-sim"
 SEEDS = [1, 2, 3]
 # Bootargs of each policy, as make bench runs them.
 POLICY_ARGS = {"default": "", "peers": bench.POLICIES["peers"]}
-# QEMU's vCPU shares under -icount with nothing to balance (docs/benchmarks.md, measured
-# 2026-11-26 with QEMU 10.0.2): units each core completed with one bound busy process per core.
-# At 4 cores QEMU falls into one of two profiles depending on the command line (not only its
-# length: padding every command line to one length was tried and gave a third mix): the one
-# measured with the experiment's own bootargs, and the one measured with other (unused) bootargs.
-ICOUNT_PROFILES = {
-    2: [[2584, 1562]],
-    4: [[1336, 1123, 960, 798], [594, 625, 1594, 1330]],
-    8: [[237, 268, 797, 722, 658, 604, 557, 517]],
-}
+# Guest milliseconds of the share probe each QEMU run ends with (apps/workloads/probe.rs): one
+# bound, always-busy process per core, nothing to balance, so its units per core are the shares
+# QEMU gave this boot's vCPUs. They are not fixed: which vCPU QEMU favours changes with the
+# command line and the kernel image (docs/benchmarks.md), so every run measures its own.
+PROBE_MS = 50
 
 
 def icount_factors(shares):
@@ -61,25 +57,20 @@ def summed(runs):
     return [sum(col) for col in zip(*runs)]
 
 
-def distance(a, b):
-    """L1 distance between two work-share vectors (core by core)."""
-    ta, tb = sum(a) or 1, sum(b) or 1
-    return sum(abs(x / ta - y / tb) for x, y in zip(a, b))
-
-
 def max_over_mean(works):
     mean = sum(works) / len(works)
     return max(works) / mean if mean else 0.0
 
 
 def qemu_run(workload, policy, cores):
-    args = f"workload={workload} {POLICY_ARGS[policy]}".strip()
+    """The run's per-core work, its share probe's per-core units, and its command line."""
+    args = f"workload={workload} {POLICY_ARGS[policy]} probe_ms={PROBE_MS}".replace("  ", " ")
     cmd = bench.qemu_command("beamcore", bench.icount_args(cores), args)
     status, output = bench.run(cmd, timeout=900)
     data = bench.report_of(output) if status == 0 else None
-    if data is None:
+    if data is None or "probe_units" not in data:
         raise RuntimeError(f"QEMU {workload} {policy} {cores} cores failed (status {status}):\n{output[-2000:]}")
-    return [c["work"] for c in data["per_core"]], " ".join(cmd)
+    return [c["work"] for c in data["per_core"]], data["probe_units"], " ".join(cmd)
 
 
 def sim_run(workload, policy, cores, factors=None, seed=1):
@@ -113,17 +104,16 @@ def main():
     print(f"sim-calibrate: {len(cases)} QEMU runs under -icount, {args.jobs} at a time", flush=True)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         qemu = dict(zip(cases, pool.map(lambda c: qemu_run(*c), cases)))
-    rows, failures, figures = [], 0, {}
+    rows, failures, figures, probes = [], 0, {}, {}
     for case in cases:
         workload, policy, cores = case
-        q_works, command = qemu[case]
+        q_works, probe, command = qemu[case]
         # QEMU's run is one deterministic sample; the simulator's is averaged over SEEDS (its
         # thieves' random choices move max/mean by a few hundredths).
         s_runs = [sim_run(workload, policy, cores, seed=seed) for seed in SEEDS]
-        # The profile QEMU's run shows (the nearer per-core shares) among those measured.
-        candidates = [[sim_run(workload, policy, cores, icount_factors(p), seed) for seed in SEEDS]
-                      for p in ICOUNT_PROFILES.get(cores, [])]
-        i_runs = min(candidates, key=lambda runs: distance(summed(runs), q_works)) if candidates else s_runs
+        # The same machine as QEMU's run: every core as fast as its probe share.
+        i_runs = [sim_run(workload, policy, cores, icount_factors(probe), seed) for seed in SEEDS]
+        probes[case] = probe
         s_works, i_works = summed(s_runs), summed(i_runs)
         q = max_over_mean(q_works)
         s = sum(map(max_over_mean, s_runs)) / len(s_runs)
@@ -143,7 +133,8 @@ def main():
         print(f"| {w} | {p} | {n} | {q:.2f} | {s:.2f} | {i:.2f} | {gap:.2f} | {'yes' if ok else 'NO'} |")
     print()
     for w, p, n, q, s, i, gap, ok, qw, sw, iw in rows:
-        print(f"{w} {p} {n} cores: work shares QEMU {shares(qw)}, sim {shares(sw)}, sim -icount {shares(iw)}")
+        print(f"{w} {p} {n} cores: work shares QEMU {shares(qw)}, sim {shares(sw)}, sim -icount {shares(iw)}, "
+              f"probe {shares(probes[(w, p, n)])}")
     if not args.no_record:
         path = ROOT / "bench/results.json"
         results = json.loads(path.read_text()) if path.exists() else {}

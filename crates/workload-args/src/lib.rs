@@ -1,5 +1,5 @@
 //! The demo workloads' settings on the kernel command line: `workload=`, `soak_s=`,
-//! `grain_ns=`, `grain_ms=`, `processes=` and `rounds=`.
+//! `grain_ns=`, `grain_ms=`, `processes=`, `rounds=` and `probe_ms=`.
 //!
 //! The kernel reads none of these; they belong to the programs in the root package (the
 //! `make run` kernel, the soak, the tests that run workloads). The kernel's parser offers every
@@ -34,6 +34,8 @@ pub struct WorkloadArgs {
     pub processes: usize,
     /// `workload=offline`: times every core but 0 goes offline and comes back.
     pub rounds: u32,
+    /// Milliseconds of the share probe run after the workload (0: none; apps/workloads/probe.rs).
+    pub probe_ms: u32,
 }
 
 impl Default for WorkloadArgs {
@@ -45,6 +47,7 @@ impl Default for WorkloadArgs {
             grain_ms: 120,
             processes: DEFAULT_HOLD_PROCESSES,
             rounds: 4,
+            probe_ms: 0,
         }
     }
 }
@@ -54,13 +57,14 @@ impl fmt::Display for WorkloadArgs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "workload={} soak_s={} grain_ns={} grain_ms={} processes={} rounds={}",
+            "workload={} soak_s={} grain_ns={} grain_ms={} processes={} rounds={} probe_ms={}",
             self.workload.name(),
             self.soak_s,
             self.grain_ns,
             self.grain_ms,
             self.processes,
-            self.rounds
+            self.rounds,
+            self.probe_ms
         )
     }
 }
@@ -133,11 +137,12 @@ const SETTINGS: &[Setting<WorkloadArgs>] = &[
     number("grain_ms", 1, 10_000, |c, v| c.grain_ms = v as u32),
     number("processes", 0, MAX_PROCESSES as u64, |c, v| c.processes = v as usize),
     number("rounds", 1, 1_000, |c, v| c.rounds = v as u32),
+    number("probe_ms", 0, 10_000, |c, v| c.probe_ms = v as u32),
 ];
 
 /// The workloads' settings, for the kernel's parser.
 pub static TABLE: Table<WorkloadArgs> =
-    Table::new(SETTINGS, &["workload", "soak_s", "grain_ns", "grain_ms", "processes", "rounds"]);
+    Table::new(SETTINGS, &["workload", "soak_s", "grain_ns", "grain_ms", "processes", "rounds", "probe_ms"]);
 
 #[cfg(test)]
 mod tests {
@@ -159,7 +164,7 @@ mod tests {
     fn defaults_print_every_word() {
         assert_eq!(
             WorkloadArgs::default().to_string(),
-            "workload=imbalanced soak_s=120 grain_ns=10000 grain_ms=120 processes=10000 rounds=4"
+            "workload=imbalanced soak_s=120 grain_ns=10000 grain_ms=120 processes=10000 rounds=4 probe_ms=0"
         );
     }
 
@@ -225,6 +230,6 @@ mod tests {
             shown.starts_with("bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks,"),
             "{shown}"
         );
-        assert!(shown.ends_with(", workload, soak_s, grain_ns, grain_ms, processes, rounds)"), "{shown}");
+        assert!(shown.ends_with(", workload, soak_s, grain_ns, grain_ms, processes, rounds, probe_ms)"), "{shown}");
     }
 }
