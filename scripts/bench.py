@@ -56,6 +56,14 @@ POLICIES = {
 # comparison is also reported as the mean over these seeds (`.speedup_seed_mean`, and the
 # spread `.speedup_seed_min` / `_max`).
 SEED_CORES = [4, 8]
+# Each multi-core run of the comparison ends with a share probe of this many guest ms
+# (apps/workloads/probe.rs): one bound busy process per core, nothing to balance. Its units per
+# core are the shares of the machine QEMU gave this boot's vCPUs, which are unequal and change
+# from boot to boot (docs/benchmarks.md). From them: `.share_bound`, the best all work / busiest
+# core's work any balancer could reach on this boot's machine (1 / the largest share), and
+# `.speedup_on_equal_cores`, the run's work with each core's divided by its share (x N):
+# what the same spreading gives when every core gets the same share of the machine.
+PROBE_MS = 50
 SEEDS = [1, 2, 3]
 # The victim-selection strategies, each with beamcore's other defaults, on two workloads.
 STRATEGY_CORES = [1, 2, 4, 8]
@@ -106,15 +114,16 @@ def icount_args(cores):
 def balance_runs():
     """(cores, workload, label, command): label is the policy or strategy the figures are named by."""
     for cores in BALANCE_CORES:
+        probe = f" probe_ms={PROBE_MS}" if cores > 1 else ""
         for workload in BALANCE_WORKLOADS:
             for policy, bootargs in POLICIES.items():
-                args = f"workload={workload} {bootargs}".strip()
+                args = f"workload={workload} {bootargs}{probe}".replace("  ", " ").strip()
                 yield cores, workload, policy, qemu_command("beamcore", icount_args(cores), args)
     for cores in SEED_CORES:
         for workload in BALANCE_WORKLOADS:
             for policy, bootargs in POLICIES.items():
                 for seed in SEEDS:
-                    args = f"workload={workload} {bootargs} seed={seed}".replace("  ", " ")
+                    args = f"workload={workload} {bootargs} seed={seed} probe_ms={PROBE_MS}".replace("  ", " ")
                     yield cores, workload, f"{policy}.seed{seed}", qemu_command("beamcore", icount_args(cores), args)
     for workload in EXTRA_WORKLOADS:
         yield 4, workload, "load", qemu_command("beamcore", icount_args(4), f"workload={workload} strategy=load")
@@ -265,6 +274,13 @@ def balance_figures(cores, workload, strategy, output):
     works = [c["work"] for c in per_core]
     if max(works) > 0:
         figures[f"{prefix}.speedup"] = (round(sum(works) / max(works), 3), "x")
+    probe = data.get("probe_units")
+    if probe and sum(probe) > 0 and max(works) > 0 and len(probe) == len(works):
+        shares = [u / sum(probe) for u in probe]
+        figures[f"{prefix}.share_bound"] = (round(1 / max(shares), 3), "x")
+        if min(shares) > 0:
+            normalised = [w / (len(works) * s) for w, s in zip(works, shares)]
+            figures[f"{prefix}.speedup_on_equal_cores"] = (round(sum(works) / max(normalised), 3), "x")
     for bucket in range(len(per_core[0]["steal_latency_buckets"])):
         figures[f"{prefix}.latency.b{bucket}"] = (sum(c["steal_latency_buckets"][bucket] for c in per_core), "steals")
     return figures
@@ -399,6 +415,12 @@ def write_results(results_path, results):
                   "Instruction bound (N x the one-core guest time over this run's: the speedup can be no "
                   "more, since guest time under -icount is the instructions all cores executed):", "",
                   *policy_table(results, "instruction_bound"), "",
+                  "QEMU's share bound (1 / the largest share of the machine any vCPU got in the same boot, "
+                  "from the run's share probe: no balancer can do better under this definition of speedup):",
+                  "", *policy_table(results, "share_bound"), "",
+                  "Speedup on equal cores (each core's work divided by its share of the machine, x N: "
+                  "the same spreading on a machine whose cores all get the same share):", "",
+                  *policy_table(results, "speedup_on_equal_cores"), "",
                   "Idle while work waited (the largest share of the run, `elapsed_us`, that any one core "
                   "spent asleep or searching while another core held stealable work, `idle_with_work_us`):",
                   "", *policy_table(results, "idle_with_work_max_share", digits=4), "",

@@ -43,7 +43,7 @@ POLICY_ARGS = {"default": "", "peers": bench.POLICIES["peers"]}
 # bound, always-busy process per core, nothing to balance, so its units per core are the shares
 # QEMU gave this boot's vCPUs. They are not fixed: which vCPU QEMU favours changes with the
 # command line and the kernel image (docs/benchmarks.md), so every run measures its own.
-PROBE_MS = 50
+PROBE_MS = bench.PROBE_MS
 
 
 def icount_factors(shares):
@@ -73,11 +73,12 @@ def qemu_run(workload, policy, cores):
     return [c["work"] for c in data["per_core"]], data["probe_units"], " ".join(cmd)
 
 
-def sim_run(workload, policy, cores, factors=None, seed=1):
+def sim_run(workload, policy, cores, probe=None, seed=1):
     cmd = [str(SIM), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
            "--seed", str(seed), "--per-core"]
-    if factors:
-        cmd += ["--factors", ",".join(f"{f:.4f}" for f in factors)]
+    if probe:
+        total = sum(probe)
+        cmd += ["--shares", ",".join(f"{u / total:.5f}" for u in probe)]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     data = json.loads(next(l for l in out.splitlines() if l.startswith("report: "))[len("report: "):])
     return [c["work"] for c in data["per_core"]]
@@ -112,7 +113,7 @@ def main():
         # thieves' random choices move max/mean by a few hundredths).
         s_runs = [sim_run(workload, policy, cores, seed=seed) for seed in SEEDS]
         # The same machine as QEMU's run: every core as fast as its probe share.
-        i_runs = [sim_run(workload, policy, cores, icount_factors(probe), seed) for seed in SEEDS]
+        i_runs = [sim_run(workload, policy, cores, probe, seed) for seed in SEEDS]
         probes[case] = probe
         s_works, i_works = summed(s_runs), summed(i_runs)
         q = max_over_mean(q_works)

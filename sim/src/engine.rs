@@ -114,6 +114,11 @@ pub struct SimConfig {
     /// Per-core time factors (every cost on core i is multiplied by `factors[i]`): 1.0 for a
     /// real machine's equal cores; [`crate::calibrate`] sets QEMU's unequal `-icount` shares.
     pub factors: Option<Vec<f64>>,
+    /// QEMU's round-robin under `-icount` (replaces `factors`): core i gets `shares[i]` of the
+    /// turns among the cores that are awake (not in WFI), so a core's time per instruction is
+    /// the awake cores' summed shares over its own, and the others speed up while one sleeps.
+    /// The shares are a run's share probe (`probe_ms=`); see docs/simulator.md.
+    pub shares: Option<Vec<f64>>,
     /// Give up after this much simulated time (a livelock would otherwise never end), ns.
     pub time_limit_ns: u64,
 }
@@ -126,6 +131,7 @@ impl SimConfig {
             slice_ns: 1_000_000,
             reductions: 4000,
             factors: None,
+            shares: None,
             time_limit_ns: 100_000_000_000,
         }
     }
@@ -341,6 +347,8 @@ pub struct Sim<'a> {
     procs: Vec<Proc>,
     heap: BinaryHeap<Reverse<(u64, usize, u64)>>,
     sleepers: BTreeSet<usize>,
+    /// Summed shares of the cores not asleep (with `SimConfig::shares`).
+    awake_shares: f64,
     searching: usize,
     shared: Shared,
     last_rebalance: u64,
@@ -398,6 +406,7 @@ impl<'a> Sim<'a> {
             procs: Vec::new(),
             heap: BinaryHeap::new(),
             sleepers: BTreeSet::new(),
+            awake_shares: 0.0,
             searching: 0,
             shared: Shared::default(),
             last_rebalance: 0,
@@ -410,6 +419,10 @@ impl<'a> Sim<'a> {
             events: 0,
         };
         // The program's main: free, started on core 0 (`kernel_init`).
+        if let Some(shares) = &sim.cfg.shares {
+            sim.awake_shares = shares.iter().take(n).sum();
+            sim.share_factors();
+        }
         let main = sim.create(workload.main(), Priority::Normal, 0, false, 0);
         sim.enqueue_local(0, main, 0);
         for core in 0..n {
@@ -455,6 +468,22 @@ impl<'a> Sim<'a> {
             events: self.events,
             timed_out: timed_out || self.done != self.procs.len(),
         }
+    }
+
+    /// Every core's time factor from the awake cores' shares (`SimConfig::shares`). A factor
+    /// applies to what a core starts from now on; what is under way keeps its end time.
+    fn share_factors(&mut self) {
+        let Some(shares) = &self.cfg.shares else { return };
+        for (core, &share) in self.cores.iter_mut().zip(shares) {
+            core.factor = self.awake_shares / share;
+        }
+    }
+
+    /// `core` goes into WFI (`asleep`) or leaves it: the others' turns grow or shrink.
+    fn set_awake(&mut self, core: usize, awake: bool) {
+        let Some(share) = self.cfg.shares.as_ref().and_then(|s| s.get(core).copied()) else { return };
+        self.awake_shares += if awake { share } else { -share };
+        self.share_factors();
     }
 
     fn schedule(&mut self, core: usize, at: u64) {
@@ -757,6 +786,7 @@ impl<'a> Sim<'a> {
             Phase::Steal(round) => self.steal_attempt(core, now, round),
             Phase::Asleep { since } => {
                 self.sleepers.remove(&core);
+                self.set_awake(core, true);
                 let slept = now - since;
                 self.cores[core].stats.asleep_ns += slept;
                 let window = self.window(core);
@@ -944,6 +974,7 @@ impl<'a> Sim<'a> {
         let phase = self.cores[core].tick_phase;
         let next_tick = if now < phase { phase } else { phase + ((now - phase) / slice + 1) * slice };
         self.cores[core].phase = Phase::Asleep { since: now };
+        self.set_awake(core, false);
         self.schedule(core, next_tick);
     }
 

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! beamcore-sim run   [--workload fib] [--policy default] [--cores 4] [--seed 1] [--grain-ns 10000]
-//!                    [--factors 1.2,0.9,..] [--per-core] [--results bench/results.json]
+//!                    [--factors 1.2,0.9,.. | --shares 0.3,0.2,..] [--per-core]
+//!                    [--results bench/results.json]
 //! beamcore-sim sweep [--out target/sim/sweep.json] [--seed 1] [--jobs 2] [--max-cores 1024]
 //!                    [--workloads fib,uts] [--policies default,peers] [--grain on|off]
 //!                    [--results bench/results.json]
@@ -102,17 +103,25 @@ fn run(args: &Args) -> Result<(), String> {
     let grain_ns = args.get("grain-ns").map(|v| v.parse().map_err(|_| format!("--grain-ns {v}"))).transpose()?;
     let workload = workload(args.get("workload").unwrap_or("imbalanced"), grain_ns)?;
     let policy = policy(args.get("policy").unwrap_or("default"))?;
-    let factors = match args.get("factors") {
-        Some(list) => {
-            let f: Result<Vec<f64>, _> = list.split(',').map(str::parse).collect();
-            Some(f.map_err(|_| format!("--factors {list}: numbers separated by commas"))?)
+    let numbers = |name: &str| -> Result<Option<Vec<f64>>, String> {
+        match args.get(name) {
+            Some(list) => {
+                let f: Result<Vec<f64>, _> = list.split(',').map(str::parse).collect();
+                Ok(Some(f.map_err(|_| format!("--{name} {list}: numbers separated by commas"))?))
+            }
+            None => Ok(None),
         }
-        None => None,
     };
+    let factors = numbers("factors")?;
+    let shares = numbers("shares")?;
+    if factors.is_some() && shares.is_some() {
+        return Err("--factors and --shares: one or the other".into());
+    }
     let t1 = simulate(workload, &policy, SimConfig::new(1, seed), &costs);
     let t1_ns = one_core_time(workload, t1.makespan);
     let mut config = SimConfig::new(cores, seed);
     config.factors = factors;
+    config.shares = shares;
     let started = Instant::now();
     let outcome = simulate(workload, &policy, config, &costs);
     let mut line = report(&outcome, Some(t1_ns), args.flags.iter().any(|f| f == "per-core"));
