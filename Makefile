@@ -46,7 +46,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim
+.PHONY: structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -59,6 +59,7 @@ help:
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
+	@echo "make test-calibration  the simulator against the kernel in QEMU (-icount, 4 and 8 cores): max/mean within 0.1"
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part; BENCH=deque.host:"
 	@echo "                 the criterion comparison with crossbeam-deque on the host)"
 	@echo "make mutants     cargo-mutants over the pure code (balancer, priorities, deque, bootargs) with the"
@@ -117,7 +118,7 @@ debug: kernel
 	@echo "==> debug: QEMU ($(BOARD)) and gdb-multiarch on $(RUN_ELF)"
 	python3 scripts/debug.py $(RUN_ELF) $(RUN_KERNEL)
 
-test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake
+test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake test-calibration
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests, and the repository checks"
@@ -218,6 +219,12 @@ sim-calibrate: $(SETUP_STAMP) kernel sim-build
 
 test-sim:
 	cargo test --release $(SIM_CARGO_ARGS)
+
+# The calibration as a test: fails when the simulator's work shares drift more than 0.1 (max/mean)
+# from the kernel's in QEMU under -icount (docs/simulator.md). Records nothing.
+test-calibration: $(SETUP_STAMP) kernel sim-build
+	@echo "==> test-calibration: the simulator against the kernel in QEMU under -icount, 4 and 8 cores"
+	python3 scripts/sim-calibrate.py --no-record
 
 check: fmt clippy structure
 
