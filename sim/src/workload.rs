@@ -310,8 +310,9 @@ impl Program {
                 }
             }
             Program::Queens { nodes, main, pc } => {
-                // As the kernel's task credits: a chunk of units every QUEENS_CREDIT_NODES
-                // nodes, then the rest (`queens_below_crediting`).
+                // As the kernel's task credits (`queens_below_crediting`): its whole chunks of
+                // QUEENS_CREDIT_NODES nodes as it goes, then the rest. The kernel credits at the
+                // end of a subtree, up to 2,289 nodes later than a chunk's end; the model at it.
                 *pc += 1;
                 let (chunks, last) = queens_credit_chunks(*nodes);
                 let chunk = QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT;

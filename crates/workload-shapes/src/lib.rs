@@ -30,8 +30,9 @@ pub fn queens_below(n: u32, columns: u32, left: u32, right: u32) -> (u64, u64) {
 /// Nodes per work unit a queens task credits (`apps/workloads.rs`: a unit of the other workloads
 /// is about 10,000 instructions; 16 nodes of the search are about as many).
 pub const QUEENS_NODES_PER_UNIT: u64 = 16;
-/// Nodes between two credits of a queens task's progress: 64 units, about 45 us on virt, far
-/// below a 1 ms slice, so a task preempted and moved credits each core about what it computed.
+/// A queens task credits its progress in whole chunks of this many nodes (64 units, about 45 us
+/// on virt): far below a 1 ms slice, so a task preempted and moved credits each core about what
+/// it computed.
 pub const QUEENS_CREDIT_NODES: u64 = 1024;
 
 /// Units a queens task that visits `nodes` nodes credits in all.
@@ -47,40 +48,51 @@ pub fn queens_credit_chunks(nodes: u64) -> (u64, u64) {
     (chunks, queens_units(nodes % QUEENS_CREDIT_NODES))
 }
 
-/// [`queens_below`], crediting its progress while it searches: `credit(units)` after every
-/// `QUEENS_CREDIT_NODES` nodes and the rest at the end, [`queens_units`] in all. Why: a task
-/// may be preempted and moved to another core midway; credited only at its end, all its work
-/// would count for the core that finished it, not the cores that did it.
+/// Board rows below a task's own that [`queens_below_crediting`] walks itself before it hands
+/// each subtree to [`queens_below`]: 2, so for 13 queens a subtree has at most 2,289 nodes (700
+/// at the median), well under a slice, and the search below pays nothing for the crediting.
+const QUEENS_CREDITED_ROWS: u32 = 2;
+
+/// [`queens_below`], crediting its progress while it searches: after each subtree
+/// `QUEENS_CREDITED_ROWS` rows down, the units of every whole `QUEENS_CREDIT_NODES` nodes visited
+/// so far, and the rest at the end: [`queens_units`] in all, in the chunks
+/// [`queens_credit_chunks`] counts. Why: a task may be preempted and moved to another core
+/// midway; credited only at its end, all its work would count for the core that finished it,
+/// not for the cores that did it.
 pub fn queens_below_crediting(n: u32, columns: u32, left: u32, right: u32, mut credit: impl FnMut(u64)) -> (u64, u64) {
-    let mut since = 0;
-    let result = queens_walk(n, columns, left, right, &mut since, &mut credit);
-    credit(queens_units(since));
+    let mut pending = 0;
+    let result = crediting_walk(n, columns, left, right, QUEENS_CREDITED_ROWS, &mut pending, &mut credit);
+    credit(queens_units(pending));
     result
 }
 
-fn queens_walk(
+fn crediting_walk(
     n: u32,
     columns: u32,
     left: u32,
     right: u32,
-    since: &mut u64,
+    rows: u32,
+    pending: &mut u64,
     credit: &mut impl FnMut(u64),
 ) -> (u64, u64) {
-    *since += 1;
-    if *since == QUEENS_CREDIT_NODES {
-        credit(QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT);
-        *since = 0;
-    }
     let full = (1u32 << n) - 1;
-    if columns == full {
-        return (1, 1);
+    if rows == 0 || columns == full {
+        let (solutions, nodes) = queens_below(n, columns, left, right);
+        *pending += nodes;
+        if *pending >= QUEENS_CREDIT_NODES {
+            credit(*pending / QUEENS_CREDIT_NODES * (QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT));
+            *pending %= QUEENS_CREDIT_NODES;
+        }
+        return (solutions, nodes);
     }
+    *pending += 1;
     let (mut solutions, mut nodes) = (0, 1);
     let mut free = full & !(columns | left | right);
     while free != 0 {
         let bit = free & free.wrapping_neg();
         free &= free - 1;
-        let (s, k) = queens_walk(n, columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1, since, credit);
+        let (s, k) =
+            crediting_walk(n, columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1, rows - 1, pending, credit);
         solutions += s;
         nodes += k;
     }
@@ -159,9 +171,10 @@ mod tests {
             assert_eq!(crediting, plain);
             assert_eq!(credits.iter().sum::<u64>(), queens_units(plain.1));
             let (chunks, last) = queens_credit_chunks(plain.1);
-            assert_eq!(credits.len() as u64, chunks + 1);
-            assert!(credits[..chunks as usize].iter().all(|&u| u == QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT));
-            assert_eq!(*credits.last().unwrap(), last);
+            let (&at_end, as_it_went) = credits.split_last().unwrap();
+            assert_eq!(at_end, last);
+            assert_eq!(as_it_went.iter().sum::<u64>(), chunks * (QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT));
+            assert!(as_it_went.iter().all(|&u| u > 0 && u % (QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT) == 0));
             true
         });
     }
