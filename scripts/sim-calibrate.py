@@ -4,14 +4,15 @@
 Runs the `make run` kernel under `-icount shift=0,sleep=off` (as `make bench BENCH=balance`)
 and the simulator on the same workload, policy and core count, and compares how the work was
 shared between the cores: the report's per-core `work`, its busiest / mean (`max_over_mean`).
-Two simulations per case:
+Each case runs with the bootarg `seed` at 1 to 5 on both sides, and compares the means. Two
+simulations per case:
 
 - `sim`: a real machine's equal cores (what `make sim` reports);
-- `sim_icount`: every core's time scaled as QEMU's round-robin under `-icount` scales it: N
-  vCPUs share one virtual clock (a core's instruction takes N ns of guest time when all run)
-  and QEMU does not give them equal turns (docs/benchmarks.md, "A limit of speedup measured
+- `sim_icount`: QEMU's machine under `-icount`: the vCPUs take turns on one virtual clock, each
+  with its own share of the turns among those awake (the simulator's `--shares`), and QEMU does
+  not give them equal turns (docs/benchmarks.md, "A limit of speedup measured
   under -icount"). Each QEMU run ends with a share probe (`probe_ms=50`: one bound, always-busy
-  process per core, nothing to balance), and its units per core set that case's factors: the
+  process per core, nothing to balance), and its units per core are that case's shares: the
   machine is measured in the same boot; the policy's spreading of the work is what is compared.
 
 Prints the comparison, records `sim.calibration.<workload>.<policy>.<N>cores.*` in
@@ -44,12 +45,6 @@ POLICY_ARGS = {"default": "", "peers": bench.POLICIES["peers"]}
 # QEMU gave this boot's vCPUs. They are not fixed: which vCPU QEMU favours changes with the
 # command line and the kernel image (docs/benchmarks.md), so every run measures its own.
 PROBE_MS = bench.PROBE_MS
-
-
-def icount_factors(shares):
-    """Per-core time factors: N (the shared virtual clock) x mean share / the core's share."""
-    mean = sum(shares) / len(shares)
-    return [len(shares) * mean / s for s in shares]
 
 
 def summed(runs):

@@ -112,7 +112,7 @@ pub struct SimConfig {
     /// Reductions per slice (bootarg `reductions`).
     pub reductions: u32,
     /// Per-core time factors (every cost on core i is multiplied by `factors[i]`): 1.0 for a
-    /// real machine's equal cores; [`crate::calibrate`] sets QEMU's unequal `-icount` shares.
+    /// real machine's equal cores; other values for experiments (`beamcore-sim run --factors`).
     pub factors: Option<Vec<f64>>,
     /// QEMU's round-robin under `-icount` (replaces `factors`): core i gets `shares[i]` of the
     /// turns among the cores that are awake (not in WFI), so a core's time per instruction is

@@ -184,3 +184,30 @@ fn the_policy_drives_the_simulation() {
     let distinct: std::collections::BTreeSet<u64> = makespans.iter().copied().collect();
     assert!(distinct.len() >= 4, "{makespans:?}");
 }
+
+/// QEMU's machine (`SimConfig::shares`): a core that gets more turns does more of the work, in
+/// proportion when every core is busy; and a sleeping core's turns go to the cores awake.
+#[test]
+fn shares_set_each_cores_speed() {
+    let costs = CostModel::fallback();
+    let policy = Policy::default_policy();
+    let workload = Workload::kernel("imbalanced").unwrap();
+    let shared = |shares: Vec<f64>| {
+        let mut config = SimConfig::new(shares.len(), 3);
+        config.shares = Some(shares);
+        simulate(workload, &policy, config, &costs)
+    };
+    let o = shared(vec![0.1, 0.2, 0.3, 0.4]);
+    let works: Vec<f64> = o.per_core.iter().map(|c| c.work as f64 / workload.units() as f64).collect();
+    for (core, (&work, share)) in works.iter().zip([0.1, 0.2, 0.3, 0.4]).enumerate() {
+        assert!((work - share).abs() < 0.03, "core {core} did {work:.3} of the work with a share of {share}: {works:?}");
+    }
+    // Nothing may move, so core 1 has nothing to do and sleeps (searching for a moment after
+    // each tick): core 0 gets nearly every turn and runs at nearly full speed, not at half.
+    let pinned = Policy { config: BalanceConfig { max_migrations: 0, ..policy.config }, ..policy.clone() };
+    let mut config = SimConfig::new(2, 3);
+    config.shares = Some(vec![0.5, 0.5]);
+    let halves = simulate(workload, &pinned, config, &costs).makespan;
+    let equal = simulate(workload, &pinned, SimConfig::new(2, 3), &costs).makespan;
+    assert!(halves < equal + equal / 10, "core 0 alone at half speed: {halves} ns against {equal} ns");
+}
