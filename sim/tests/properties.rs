@@ -200,7 +200,10 @@ fn shares_set_each_cores_speed() {
     let o = shared(vec![0.1, 0.2, 0.3, 0.4]);
     let works: Vec<f64> = o.per_core.iter().map(|c| c.work as f64 / workload.units() as f64).collect();
     for (core, (&work, share)) in works.iter().zip([0.1, 0.2, 0.3, 0.4]).enumerate() {
-        assert!((work - share).abs() < 0.03, "core {core} did {work:.3} of the work with a share of {share}: {works:?}");
+        assert!(
+            (work - share).abs() < 0.03,
+            "core {core} did {work:.3} of the work with a share of {share}: {works:?}"
+        );
     }
     // Nothing may move, so core 1 has nothing to do and sleeps (searching for a moment after
     // each tick): core 0 gets nearly every turn and runs at nearly full speed, not at half.
