@@ -16,7 +16,9 @@ use beamcore::arch::cpu;
 use beamcore::mm::layout::MAX_CORES;
 use beamcore::sched::{self, Message, Pid, Priority, SpawnOptions};
 use beamcore::smp;
-use beamcore_workload_shapes::{queens_below_crediting, queens_two_placed, uts_child_id, uts_children, uts_count};
+use beamcore_workload_shapes::{
+    grain_chunks, queens_below_crediting, queens_two_placed, uts_child_id, uts_children, uts_count,
+};
 
 use crate::config::Workload;
 
@@ -803,8 +805,12 @@ pub fn grain(grain_ns: u64, total_ms: u64) -> Outcome {
                 let (marks, done) = (Arc::clone(&marks), Arc::clone(&done));
                 let options = SpawnOptions::default().stack_bytes(4096).on_core(0);
                 let spawned = spawn_patiently(options, move || {
-                    core::hint::black_box(spin_work(grain_ns));
-                    WORK[cpu::core_id()].fetch_add(grain_ns, Ordering::Relaxed);
+                    // Credited chunk by chunk: a task preempted and moved credits each core
+                    // what it computed there.
+                    for chunk in grain_chunks(grain_ns) {
+                        core::hint::black_box(spin_work(chunk));
+                        WORK[cpu::core_id()].fetch_add(chunk, Ordering::Relaxed);
+                    }
                     marks[i as usize].fetch_add(1, Ordering::Relaxed);
                     // ORDERING: AcqRel pairs with the other tasks' increments of `done` (a
                     // release sequence): the task that counts last sees every task's mark, and

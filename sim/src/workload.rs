@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use beamcore_sched_policy::Priority;
 use beamcore_workload_shapes::{
-    QUEENS_CREDIT_NODES, QUEENS_NODES_PER_UNIT, queens_below, queens_credit_chunks, queens_two_placed, queens_units,
-    uts_child_id, uts_children, uts_count,
+    GRAIN_CREDIT_NS, QUEENS_CREDIT_NODES, QUEENS_NODES_PER_UNIT, grain_chunks, queens_below, queens_credit_chunks,
+    queens_two_placed, queens_units, uts_child_id, uts_children, uts_count,
 };
 
 use crate::cost::CostModel;
@@ -396,10 +396,15 @@ impl Program {
                 spawn(task, Priority::Normal, Placement::OnCore(0))
             }
             Program::GrainTask { grain_ns, tasks, main, pc } => {
+                // As the kernel's task: chunk by chunk, each credited where it was computed.
                 *pc += 1;
-                match *pc {
-                    1 => Op::Compute { ns: *grain_ns, units: *grain_ns, reductions: 0 },
-                    2 => {
+                let chunks = grain_ns.div_ceil(GRAIN_CREDIT_NS).max(1);
+                match u64::from(*pc) {
+                    k if k <= chunks => {
+                        let ns = grain_chunks(*grain_ns).nth(k as usize - 1).unwrap_or(0);
+                        Op::Compute { ns, units: ns, reductions: 0 }
+                    }
+                    k if k == chunks + 1 => {
                         ctx.shared.grain_done += 1;
                         if ctx.shared.grain_done == *tasks { Op::Send { to: *main, word: 0 } } else { Op::Exit }
                     }

@@ -119,6 +119,18 @@ pub fn queens_two_placed(n: u32, mut each: impl FnMut(u32, u32, u32) -> bool) ->
     true
 }
 
+/// A grain task credits its work in chunks of at most this many ns (50 us, a twentieth of a
+/// slice): a task of 1 ms is usually preempted once and may finish on another core, and each
+/// core should be credited what it computed.
+pub const GRAIN_CREDIT_NS: u64 = 50_000;
+
+/// The chunks a grain task of `grain_ns` computes and credits, in order: whole
+/// [`GRAIN_CREDIT_NS`] chunks, then the rest (a task of 0 ns computes one empty chunk).
+pub fn grain_chunks(grain_ns: u64) -> impl Iterator<Item = u64> {
+    let chunks = grain_ns.div_ceil(GRAIN_CREDIT_NS).max(1);
+    (0..chunks).map(move |i| (grain_ns - i * GRAIN_CREDIT_NS).min(GRAIN_CREDIT_NS))
+}
+
 /// A uts node's number of children: `children` with probability `percent`%, else none, decided
 /// by a hash of the node's id (so the tree is the same every run).
 pub fn uts_children(id: u64, children: u64, percent: u64) -> u64 {
@@ -177,6 +189,17 @@ mod tests {
             assert!(as_it_went.iter().all(|&u| u > 0 && u % (QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT) == 0));
             true
         });
+    }
+
+    #[test]
+    fn grain_chunks_add_up_to_the_task() {
+        for ns in [0, 1, 49_999, 50_000, 50_001, 1_000_000, 1_234_567] {
+            let chunks: Vec<u64> = grain_chunks(ns).collect();
+            assert_eq!(chunks.iter().sum::<u64>(), ns, "{ns}: {chunks:?}");
+            assert!(chunks.iter().all(|&c| c <= GRAIN_CREDIT_NS), "{ns}: {chunks:?}");
+            assert!(chunks[..chunks.len() - 1].iter().all(|&c| c == GRAIN_CREDIT_NS), "{ns}: {chunks:?}");
+        }
+        assert_eq!(grain_chunks(1_000_000).count(), 20);
     }
 
     #[test]
