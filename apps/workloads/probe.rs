@@ -17,6 +17,9 @@ use beamcore::time;
 
 use super::{collect_words, exactly_once, spin_unit};
 
+/// What a probe process sends instead of its core when it finds itself on another core.
+const OFF_CORE: u64 = u64::MAX;
+
 /// Probe units per core, kept apart from the workload's `work`.
 static PROBE: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
 
@@ -38,7 +41,7 @@ pub fn share_probe(ms: u64) -> Result<Vec<u64>, alloc::string::String> {
                 PROBE[here].fetch_add(1, Ordering::Relaxed);
                 if here != core {
                     // A bound process off its core: the probe's shares would be wrong.
-                    let _ = sched::send(me, Message::Word(u64::MAX));
+                    let _ = sched::send(me, Message::Word(OFF_CORE));
                     return;
                 }
             }
@@ -47,6 +50,9 @@ pub fn share_probe(ms: u64) -> Result<Vec<u64>, alloc::string::String> {
         sched::spawn_with(options, prober).map_err(|error| format!("probe on core {core}: {error}"))?;
     }
     let words = collect_words(cores)?;
+    if words.contains(&OFF_CORE) {
+        return Err("a probe process bound to a core ran on another".into());
+    }
     exactly_once(&words, cores)?;
     Ok(PROBE[..cores].iter().map(|units| units.load(Ordering::Relaxed)).collect())
 }
