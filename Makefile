@@ -60,6 +60,7 @@ help:
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
 	@echo "make test-calibration  the simulator against the kernel in QEMU (-icount, 4 and 8 cores): max/mean within 0.1"
+	@echo "make profile     where the instructions of make bench BENCH=sched go, per function: bench/sched-profile.md"
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part; BENCH=deque.host:"
 	@echo "                 the criterion comparison with crossbeam-deque on the host)"
 	@echo "make mutants     cargo-mutants over the pure code (balancer, priorities, deque, bootargs) with the"
@@ -147,7 +148,7 @@ bench: $(SETUP_STAMP)
 # ICOUNT=1 runs QEMU under -icount shift=0,sleep=off, so the times no longer depend on how the
 # host schedules QEMU.
 WORKLOAD ?= imbalanced
-.PHONY: trace plot
+.PHONY: trace plot profile
 trace: $(SETUP_STAMP) kernel
 	@mkdir -p target/trace
 	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT_ARGS), under -icount), console in target/trace/$(WORKLOAD).log"
@@ -177,6 +178,14 @@ mutants:
 
 # Charts of the benchmark figures (scripts/plot.py, matplotlib): bench/results.json ->
 # bench/plots/*.svg.
+# Where the scheduler's instructions go: the bench-sched kernel with every executed instruction
+# counted (QEMU -d exec, one instruction per block, streamed through a pipe), per benchmark and
+# function, into bench/sched-profile.md (scripts/profile.py; about a minute).
+profile: $(SETUP_STAMP)
+	@echo "==> profile: the instructions of make bench BENCH=sched, function by function"
+	cargo build --release --bin bench-sched
+	python3 scripts/profile.py
+
 plot: $(SETUP_STAMP)
 	@echo "==> plot: charts of bench/results.json into bench/plots/"
 	$(MPL_PYTHON) scripts/plot.py

@@ -52,6 +52,7 @@ bench_tool = load("beamcore_bench", "bench.py")
 ksyms = load("beamcore_ksyms", "ksyms.py")
 linker = load("beamcore_link_kallsyms", "link-kallsyms.py")
 structure = load("beamcore_check_structure", "check-structure.py")
+profile_tool = load("beamcore_profile", "profile.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -596,6 +597,28 @@ class BenchFigures(unittest.TestCase):
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_max_share"][0], 0.03)
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_us.max"][0], 30)
 
+    def test_the_share_probe_gives_the_bound_and_the_equal_core_speedup(self):
+        def report(works, probe):
+            cores = [{"core": c, "work": w, "steals": 0, "steal_attempts": 0, "migrated_in": 0,
+                      "steal_latency_buckets": [0],
+                      **{f"fail_{cause}": 0 for cause in ["empty", "below_threshold", "cooldown", "migration_limit",
+                                                          "lost_race"]}}
+                     for c, w in enumerate(works)]
+            data = {"per_core": cores, "work_max_over_mean": 1.0, "max_migrations_seen": 0, "probe_units": probe}
+            return bench_tool.balance_figures(4, "fib", "default", "report: " + json.dumps(data))
+        # Work in proportion to each core's share: as good as this machine allows, N on equal cores.
+        f = report([10, 20, 30, 40], [100, 200, 300, 400])
+        self.assertEqual(f["balance.fib.default.4cores.speedup"][0], 2.5)
+        self.assertEqual(f["balance.fib.default.4cores.share_bound"][0], 2.5)
+        self.assertEqual(f["balance.fib.default.4cores.speedup_on_equal_cores"][0], 4.0)
+        # Even work on uneven shares: the slowest core (share 0.1) did 2.5x its share of the work.
+        f = report([25, 25, 25, 25], [100, 200, 300, 400])
+        self.assertEqual(f["balance.fib.default.4cores.speedup"][0], 4.0)
+        self.assertEqual(f["balance.fib.default.4cores.speedup_on_equal_cores"][0], 1.6)
+        # No probe, no probe figures.
+        f = report([25, 25, 25, 25], None)
+        self.assertNotIn("balance.fib.default.4cores.share_bound", f)
+
     def test_seeded_runs_fold_into_a_mean_per_policy(self):
         results = {}
         for policy, speedups in (("default", [2.0, 3.0, 4.0]), ("peers", [3.0, 3.0, 3.0])):
@@ -752,6 +775,35 @@ class StructureCheck(unittest.TestCase):
 
     def test_a_layered_graph_has_no_cycle(self):
         self.assertEqual(structure.cycles({"api": {"wake": []}, "wake": {"percore": []}, "percore": {}}), [])
+
+
+
+class Profile(unittest.TestCase):
+    def test_legacy_symbols_lose_their_hash(self):
+        self.assertEqual(profile_tool.demangle("_ZN8beamcore5sched8dispatch8end_turn17h0123456789abcdefE"),
+                         "beamcore::sched::dispatch::end_turn")
+        self.assertEqual(profile_tool.demangle("next_turn_from_process"), "next_turn_from_process")
+        self.assertEqual(profile_tool.clean("beamcore_deque..overflow..WorkQueue$LT$A$GT$::push::h0123456789abcdef"),
+                         "beamcore_deque::overflow::WorkQueue<A>::push")
+        self.assertTrue(profile_tool.is_library("_RNvMs1n_NtNtCsbcsGJ9IzBgZ_4core4sync6atomic"))
+        self.assertTrue(profile_tool.is_library("core::sync::atomic::atomic_load"))
+        self.assertFalse(profile_tool.is_library("beamcore::sched::stats::add"))
+
+    def test_instructions_count_between_the_marks_only(self):
+        def line(pc):
+            return f"Trace 0: 0x7f0000000000 [00004000/{pc:016x}/00000521/ff022201] \n"
+        begin, end = 0x40001000, 0x40001040
+        marks = {f"{begin:016x}": "yield", f"{end:016x}": None}
+        pcs = [0x40000000, begin, 0x40002000, 0x40002004, 0x40002000, end, 0x40002000]
+        segments = profile_tool.count_segments([line(pc) for pc in pcs] + ["----\n"], marks)
+        self.assertEqual(sum(segments["yield"].values()), 4, "the begin mark and three instructions")
+        self.assertEqual(segments["yield"][f"{0x40002000:016x}"], 2)
+        symbols = [(0x40001000, "profile_begin_yield"), (0x40002000, "_ZN8beamcore5sched4turn17h0123456789abcdefE")]
+        functions = profile_tool.by_function(segments["yield"], symbols)
+        self.assertEqual(functions, {"beamcore::sched::turn": 3, "profile_begin_yield": 1})
+        table = profile_tool.table("heading", functions, 2, top=1)
+        self.assertIn("| `beamcore::sched::turn` | 1.5 | 75% |", table)
+        self.assertIn("| (the rest) | 0.5 | 25% |", table)
 
 
 if __name__ == "__main__":

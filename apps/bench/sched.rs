@@ -124,15 +124,41 @@ fn bench_spawn_exit() -> u64 {
     cpu::counter() - start
 }
 
+/// Marks for `scripts/profile.py` (`make profile`), which counts this kernel's instructions
+/// one by one: those executed between a `profile_begin_<name>` and the next `profile_end` are
+/// that benchmark's. Out of line and unmangled so that their addresses name them; each costs a
+/// call and a return, once per benchmark.
+macro_rules! profile_marks {
+    ($($name:ident = $value:literal),*) => {$(
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        extern "C" fn $name() {
+            core::hint::black_box($value);
+        }
+    )*};
+}
+profile_marks!(
+    profile_begin_yield = 1u8,
+    profile_begin_message_hop = 2u8,
+    profile_begin_spawn_exit = 3u8,
+    profile_end = 0u8
+);
+
 fn main() -> ExitCode {
     let me = sched::self_pid().expect("main is a process");
     println!("bench: config cores=1 rounds={ROUNDS} counter_hz={}", cpu::counter_frequency());
     println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
+    profile_begin_yield();
     let yield_counts = bench_yield(me);
+    profile_end();
     report("yield", yield_counts, 2 * ROUNDS);
+    profile_begin_message_hop();
     let hop_counts = bench_message_hop(me);
+    profile_end();
     report("message_hop", hop_counts, 2 * ROUNDS);
+    profile_begin_spawn_exit();
     let spawn_counts = bench_spawn_exit();
+    profile_end();
     report("spawn_exit", spawn_counts, ROUNDS);
     if !beamcore::boot_config().trace {
         println!("bench: sched.bytes_per_process {} bytes", bench_bytes_per_process());

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Where the scheduler's instructions go (`make profile`): the cost breakdown of
+`make bench BENCH=sched`, counted instruction by instruction.
+
+Runs the `bench-sched` kernel as the bench does (one Cortex-A72 core, `-icount shift=0,sleep=off`)
+with QEMU logging every instruction it executes (`-accel tcg,one-insn-per-tb=on -d exec,nochain`:
+one translation block per instruction, each logged as it runs). The log, several GB, is never
+written to disk: QEMU writes it into a pipe and this script counts program counters as they come.
+The bench marks each benchmark with out-of-line functions (`profile_begin_<name>` ...
+`profile_end`, apps/bench/sched.rs); the instructions executed between them are that benchmark's.
+Program counters are mapped to the functions of the ELF's symbol table (inlined code counts for
+the function it was inlined into), and divided by the benchmark's operations (2 x ROUNDS for a
+yield and a message hop, ROUNDS for spawn+exit).
+
+Writes bench/sched-profile.md (per benchmark: the total per operation, which should agree with the
+bench's figure within an instruction or two, the symbols by share, and the source functions by
+share, inlined code under its own name from llvm-addr2line's inline frames) and prints it.
+
+Usage: profile.py [--elf target/aarch64-unknown-none/release/bench-sched] [--top 14]
+                  [--out bench/sched-profile.md]
+"""
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import ksyms  # noqa: E402  (the ELF symbol reader the kernel's symbol table is built with)
+
+QEMU_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=0,sleep=off", "-m", "128M",
+             "-nographic", "-semihosting", "-accel", "tcg,one-insn-per-tb=on", "-d", "exec,nochain"]
+BOOTARGS = "slice_us=1000000"
+# Benchmarks and how many operations each performs per round (apps/bench/sched.rs `report`).
+OPERATIONS_PER_ROUND = {"yield": 2, "message_hop": 2, "spawn_exit": 1}
+MARK_BEGIN = "profile_begin_"
+MARK_END = "profile_end"
+
+
+def demangle(name):
+    """A Rust legacy-mangled symbol (`_ZN...17h<hash>E`) as a path without its hash; other names
+    as they are."""
+    if not (name.startswith("_ZN") and name.endswith("E")):
+        return name
+    parts, i, body = [], 3, name[:-1]
+    while i < len(body):
+        m = re.match(r"\d+", body[i:])
+        if not m:
+            return name
+        n = int(m.group())
+        i += len(m.group())
+        parts.append(body[i:i + n])
+        i += n
+    if parts and re.fullmatch(r"h[0-9a-f]{16}", parts[-1]):
+        parts.pop()
+    text = "::".join(parts)
+    for code, char in (("$LT$", "<"), ("$GT$", ">"), ("$RF$", "&"), ("$BP$", "*"), ("$C$", ","),
+                       ("$u20$", " "), ("$u27$", "'"), ("$u5b$", "["), ("$u5d$", "]"), ("$u7b$", "{"),
+                       ("$u7d$", "}"), ("$u7e$", "~"), ("..", "::")):
+        text = text.replace(code, char)
+    return text
+
+
+def clean(name):
+    """A symbol as llvm-addr2line prints it (legacy mangling, partly decoded) without its hash."""
+    name = demangle(name)
+    name = re.sub(r"::h[0-9a-f]{16}$", "", name)
+    for code, char in (("$LT$", "<"), ("$GT$", ">"), ("$RF$", "&"), ("$BP$", "*"), ("$C$", ","),
+                       ("$u20$", " "), ("$u27$", "'"), ("$u5b$", "["), ("$u5d$", "]"), ("$u7b$", "{"),
+                       ("$u7d$", "}"), ("$u7e$", "~"), ("..", "::")):
+        name = name.replace(code, char)
+    return name
+
+
+# Inline frames of library code (atomics, register accessors, `mem::replace`) are counted for the
+# nearest frame of the project's own code that inlined them.
+LIBRARY_PREFIXES = ("core::", "alloc::", "_<core::", "_<alloc::", "aarch64_cpu::", "_<aarch64_cpu::",
+                    "tock_registers::", "_<tock_registers::", "compiler_builtins::", "spin::", "_<spin::")
+
+
+def is_library(name):
+    """Whether a frame is library code: the standard library's own symbols use the v0 mangling
+    (`_R...`), which the project's crates do not."""
+    return name.startswith(LIBRARY_PREFIXES) or name.startswith("_R")
+
+
+def by_source_function(counter, elf_path):
+    """Counter(pc as hex) -> Counter(source function): for each instruction, the innermost
+    function of the project's own code in llvm-addr2line's inline frames (code it inlined from a
+    library counts for it)."""
+    pcs = sorted(counter)
+    if not pcs:
+        return collections.Counter()
+    # After each address a sentinel with no code ("??", "??:0") marks where its frames end.
+    query = "".join(f"0x{pc}\n0x0\n" for pc in pcs)
+    out = subprocess.run(["llvm-addr2line", "-f", "-i", "-e", str(elf_path)], input=query, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    functions = collections.Counter()
+    i = 0
+    for pc in pcs:
+        frames = []
+        while i < len(out) and out[i] != "??":
+            frames.append(clean(out[i]))
+            i += 2
+        i += 2
+        own = next((f for f in frames if not is_library(f)), frames[-1] if frames else "?")
+        functions[own] += counter[pc]
+    return functions
+
+
+def count_segments(lines, marks):
+    """{segment: Counter(pc)} from QEMU `-d exec` lines. `marks` maps a program counter (as the
+    log spells it: 16 hex digits) to a segment name, or to None for the end of one; lines outside
+    a segment are not counted."""
+    segments = collections.defaultdict(collections.Counter)
+    current = None
+    for line in lines:
+        start = line.find("/")
+        if start < 0 or not line.startswith("Trace"):
+            continue
+        pc = line[start + 1:start + 17]
+        if pc in marks:
+            current = marks[pc]
+        if current is not None:
+            segments[current][pc] += 1
+    return segments
+
+
+def by_function(counter, symbols):
+    """Counter(pc as hex) -> Counter(function name), from sorted [(address, name)]."""
+    import bisect
+    addresses = [a for a, _ in symbols]
+    functions = collections.Counter()
+    for pc, n in counter.items():
+        i = bisect.bisect_right(addresses, int(pc, 16)) - 1
+        functions[demangle(symbols[i][1]) if i >= 0 else "?"] += n
+    return functions
+
+
+def table(heading, functions, operations, top):
+    """Markdown: the functions by instructions per operation, the largest first; those under
+    0.05 per operation and those past `top` summed as the rest."""
+    total = sum(functions.values())
+    lines = [heading, "", "| function | instructions per operation | share |", "|---|---|---|"]
+    rest = total
+    for function, n in functions.most_common(top):
+        if n / operations < 0.05:
+            break
+        lines.append(f"| `{function}` | {n / operations:.1f} | {n / total:.0%} |")
+        rest -= n
+    if rest:
+        lines.append(f"| (the rest) | {rest / operations:.1f} | {rest / total:.0%} |")
+    return lines + [""]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--elf", default=str(ROOT / "target/aarch64-unknown-none/release/bench-sched"))
+    parser.add_argument("--top", type=int, default=14)
+    parser.add_argument("--out", default=str(ROOT / "bench/sched-profile.md"))
+    args = parser.parse_args()
+    elf = ksyms.Elf(Path(args.elf).read_bytes())
+    symbols, _, _ = ksyms.code_symbols(elf)
+    marks = {}
+    for address, name in symbols:
+        if name.startswith(MARK_BEGIN):
+            marks[f"{address:016x}"] = name[len(MARK_BEGIN):]
+        elif name == MARK_END:
+            marks[f"{address:016x}"] = None
+    if len(marks) != len(OPERATIONS_PER_ROUND) + 1:
+        sys.exit(f"profile: {args.elf} has marks {sorted(n for n in marks.values() if n)}; "
+                 f"expected {sorted(OPERATIONS_PER_ROUND)} and {MARK_END}")
+    with tempfile.TemporaryDirectory() as tmp:
+        fifo = os.path.join(tmp, "exec.log")
+        os.mkfifo(fifo)
+        cmd = ["qemu-system-aarch64", *QEMU_ARGS, "-D", fifo, "-kernel", args.elf, "-append", BOOTARGS]
+        console = []
+        qemu = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                text=True)
+        reader = threading.Thread(target=lambda: console.extend(qemu.stdout), daemon=True)
+        reader.start()
+        with open(fifo, errors="replace") as log:
+            segments = count_segments(log, marks)
+        status = qemu.wait()
+        reader.join()
+    output = "".join(console)
+    if status != 0:
+        sys.exit(f"profile: QEMU exited with {status}:\n{output[-2000:]}")
+    rounds = int(re.search(r"rounds=(\d+)", output).group(1))
+    bench = dict(re.findall(r"bench: sched\.(\w+) (\d+) insns", output))
+    lines = ["# Where the scheduler's instructions go (`make profile`)", "",
+             "Written by `scripts/profile.py`: the `bench-sched` kernel of `make bench BENCH=sched` (one "
+             "Cortex-A72 core, `-icount shift=0,sleep=off`), every executed instruction counted by QEMU "
+             "(`-accel tcg,one-insn-per-tb=on -d exec,nochain`) between the bench's marks, mapped to the "
+             "function it belongs to (code inlined into a function counts for it). "
+             f"{rounds} rounds per benchmark; the bench's own figures in this run: "
+             + ", ".join(f"{name} {bench.get(name, '?')}" for name in OPERATIONS_PER_ROUND) + ".", ""]
+    for name, per_round in OPERATIONS_PER_ROUND.items():
+        counter = segments.get(name, collections.Counter())
+        operations = per_round * rounds
+        total = sum(counter.values()) / operations
+        lines += [f"## `sched.{name}`: {total:.1f} instructions per operation (the bench: {bench.get(name, '?')})", ""]
+        lines += table("By symbol (what the linker sees):", by_function(counter, symbols), operations, args.top)
+        lines += table("By source function (code inlined from the project's own functions under their names, "
+                       "library code under the function that inlined it; llvm-addr2line's inline frames):",
+                       by_source_function(counter, args.elf), operations, args.top)
+    text = "\n".join(lines)
+    Path(args.out).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
