@@ -17,7 +17,7 @@ simulations per case:
 
 Prints the comparison, records `sim.calibration.<workload>.<policy>.<N>cores.*` in
 bench/results.json, and exits 1 when a gap (|sim_icount - qemu| of max_over_mean) exceeds
---max-gap (default 0.1, the issue's bound; see docs/simulator.md for the measured gaps).
+--max-gap (default 0.1, the project's bound; see docs/simulator.md for the measured gaps).
 
 Usage: sim-calibrate.py [--cores 4,8] [--workloads fib,uts,imbalanced,nqueens]
                         [--policies default,peers] [--max-gap 0.1] [--jobs 2] [--no-record]
