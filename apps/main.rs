@@ -1,8 +1,8 @@
 //! The `make run` kernel: boots every core, checks that each takes its own timer ticks and
 //! can interrupt every other, runs the configured workload (bootarg `workload=`, default
 //! `imbalanced`: every process spawned on core 0, spread only by work stealing) and prints the
-//! balancer's per-core table and `report:` line (with `probe_ms=N`, after a share probe:
-//! apps/workloads/probe.rs).
+//! balancer's per-core table and `report:` line (with `probe_ms=N`, then a share probe and its
+//! `probe:` line: apps/workloads/probe.rs).
 
 #![no_std]
 #![no_main]
@@ -44,26 +44,12 @@ fn main() -> ExitCode {
     let elapsed_us = beamcore::time::counts_to_us(beamcore::time::now_count() - started);
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
     println!("workload {}: {verdict} ({}) in {} ms of guest time", workload.name(), outcome.detail, elapsed_us / 1000);
-    let probe_ms = u64::from(beamcore_apps::config::args().probe_ms);
-    let probe = match probe_ms {
-        0 => None,
-        ms => match workloads::share_probe(ms) {
-            Ok(units) => Some(units),
-            Err(why) => {
-                println!("share probe: {why}");
-                return ExitCode::Failure(1);
-            }
-        },
-    };
     let grain = workloads::last_grain();
     let hold = workloads::last_hold();
     let extra = |json: &mut JsonObject<'_, alloc::string::String>| {
         json.boolean("ok", outcome.ok)?
             .uint("workload_processes", outcome.processes)?
             .uint("elapsed_us", elapsed_us)?;
-        if let Some(units) = &probe {
-            json.uint("probe_ms", probe_ms)?.uint_array("probe_units", units)?;
-        }
         if let Some(grain) = &grain {
             json.uint("grain_tasks", grain.tasks)?
                 .uint("grain_ns", grain.grain_ns)?
@@ -80,6 +66,26 @@ fn main() -> ExitCode {
     };
     telemetry::print_report(workload.name(), &workloads::work_on, &extra);
     beamcore::sched::trace::dump();
+    // After the report, so that its counters are the workload's alone.
+    let probe_ms = u64::from(beamcore_apps::config::args().probe_ms);
+    if probe_ms > 0 {
+        match workloads::share_probe(probe_ms) {
+            Ok(units) => {
+                let mut line = alloc::string::String::new();
+                let written = JsonObject::begin(&mut line).and_then(|mut json| {
+                    json.uint("probe_ms", probe_ms)?.uint_array("probe_units", &units)?;
+                    json.end()
+                });
+                if written.is_ok() {
+                    println!("probe: {line}");
+                }
+            }
+            Err(why) => {
+                println!("share probe: {why}");
+                return ExitCode::Failure(1);
+            }
+        }
+    }
     if outcome.ok { ExitCode::Success } else { ExitCode::Failure(1) }
 }
 

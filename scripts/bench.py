@@ -236,8 +236,17 @@ def criterion_figures(criterion_dir, patterns, since=None):
 
 
 def report_of(output):
-    report = next((l.split("report: ", 1)[1] for l in output.splitlines() if l.startswith("report: ")), None)
-    return None if report is None else json.loads(report)
+    """The run's `report:` JSON, with the keys of its `probe:` line (the share probe, run after the
+    report so that the report's counters are the workload's alone) added when there is one."""
+    lines = output.splitlines()
+    report = next((l.split("report: ", 1)[1] for l in lines if l.startswith("report: ")), None)
+    if report is None:
+        return None
+    data = json.loads(report)
+    probe = next((l.split("probe: ", 1)[1] for l in lines if l.startswith("probe: ")), None)
+    if probe is not None:
+        data.update(json.loads(probe))
+    return data
 
 
 def balance_figures(cores, workload, strategy, output):

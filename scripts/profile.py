@@ -41,6 +41,8 @@ BOOTARGS = "slice_us=1000000"
 OPERATIONS_PER_ROUND = {"yield": 2, "message_hop": 2, "spawn_exit": 1}
 MARK_BEGIN = "profile_begin_"
 MARK_END = "profile_end"
+# Seconds the profiled run may take (it takes about 45 on a 2-CPU machine).
+TIMEOUT_S = 900
 
 
 def demangle(name):
@@ -90,6 +92,21 @@ def is_library(name):
     return name.startswith(LIBRARY_PREFIXES) or name.startswith("_R")
 
 
+def inline_frames(output):
+    """{address: [function, ...] innermost first} from `llvm-addr2line -a -f -i` output, where each
+    answer starts with its address on a line of its own, then pairs of lines (function, file:line)."""
+    frames, current, expect_function = {}, None, True
+    for line in output.splitlines():
+        if re.fullmatch(r"0x[0-9a-f]+", line):
+            current, expect_function = int(line, 16), True
+            frames[current] = []
+        elif current is not None:
+            if expect_function:
+                frames[current].append(line)
+            expect_function = not expect_function
+    return frames
+
+
 def by_source_function(counter, elf_path):
     """Counter(pc as hex) -> Counter(source function): for each instruction, the innermost
     function of the project's own code in llvm-addr2line's inline frames (code it inlined from a
@@ -97,19 +114,13 @@ def by_source_function(counter, elf_path):
     pcs = sorted(counter)
     if not pcs:
         return collections.Counter()
-    # After each address a sentinel with no code ("??", "??:0") marks where its frames end.
-    query = "".join(f"0x{pc}\n0x0\n" for pc in pcs)
-    out = subprocess.run(["llvm-addr2line", "-f", "-i", "-e", str(elf_path)], input=query, capture_output=True,
-                         text=True, check=True).stdout.splitlines()
+    out = subprocess.run(["llvm-addr2line", "-a", "-f", "-i", "-e", str(elf_path)],
+                         input="".join(f"0x{pc}\n" for pc in pcs), capture_output=True, text=True, check=True).stdout
+    frames = inline_frames(out)
     functions = collections.Counter()
-    i = 0
     for pc in pcs:
-        frames = []
-        while i < len(out) and out[i] != "??":
-            frames.append(clean(out[i]))
-            i += 2
-        i += 2
-        own = next((f for f in frames if not is_library(f)), frames[-1] if frames else "?")
+        names = [clean(f) for f in frames.get(int(pc, 16), []) if f != "??"]
+        own = next((f for f in names if not is_library(f)), names[-1] if names else "?")
         functions[own] += counter[pc]
     return functions
 
@@ -185,6 +196,18 @@ def main():
                                 text=True)
         reader = threading.Thread(target=lambda: console.extend(qemu.stdout), daemon=True)
         reader.start()
+        # A QEMU that exits before it opens its log (a bad option, say) would leave the open below
+        # waiting for a writer for ever: a watcher opens the pipe's other end then, and a QEMU that
+        # runs past the deadline is stopped.
+        def watch():
+            try:
+                qemu.wait(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                qemu.kill()
+                qemu.wait()
+            with open(fifo, "w"):
+                pass
+        threading.Thread(target=watch, daemon=True).start()
         with open(fifo, errors="replace") as log:
             segments = count_segments(log, marks)
         status = qemu.wait()

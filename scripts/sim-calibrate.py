@@ -65,6 +65,9 @@ def qemu_run(workload, policy, cores, seed):
     data = bench.report_of(output) if status == 0 else None
     if data is None or "probe_units" not in data:
         raise RuntimeError(f"QEMU {workload} {policy} {cores} cores failed (status {status}):\n{output[-2000:]}")
+    if len(data["probe_units"]) != cores or min(data["probe_units"]) == 0:
+        raise RuntimeError(f"QEMU {workload} {policy} {cores} cores: share probe {data['probe_units']}: "
+                           "a core without units has no share to simulate")
     return [c["work"] for c in data["per_core"]], data["probe_units"], " ".join(cmd)
 
 

@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use beamcore_sched_policy::Priority;
 use beamcore_workload_shapes::{
-    GRAIN_CREDIT_NS, QUEENS_CREDIT_NODES, QUEENS_NODES_PER_UNIT, grain_chunks, queens_below, queens_credit_chunks,
-    queens_two_placed, queens_units, uts_child_id, uts_children, uts_count,
+    QUEENS_CREDIT_NODES, QUEENS_NODES_PER_UNIT, grain_chunks, queens_below, queens_credit_chunks, queens_two_placed,
+    queens_units, uts_child_id, uts_children, uts_count,
 };
 
 use crate::cost::CostModel;
@@ -398,10 +398,10 @@ impl Program {
             Program::GrainTask { grain_ns, tasks, main, pc } => {
                 // As the kernel's task: chunk by chunk, each credited where it was computed.
                 *pc += 1;
-                let chunks = grain_ns.div_ceil(GRAIN_CREDIT_NS).max(1);
+                let chunks = grain_chunks(*grain_ns).count() as u64;
                 match u64::from(*pc) {
                     k if k <= chunks => {
-                        let ns = grain_chunks(*grain_ns).nth(k as usize - 1).unwrap_or(0);
+                        let ns = grain_chunks(*grain_ns).nth(k as usize - 1).expect("k is at most the count");
                         Op::Compute { ns, units: ns, reductions: 0 }
                     }
                     k if k == chunks + 1 => {

@@ -40,9 +40,10 @@ pub fn queens_units(nodes: u64) -> u64 {
     nodes / QUEENS_NODES_PER_UNIT + 1
 }
 
-/// How a queens task of `nodes` nodes credits its units: `(chunks, last)`, `chunks` credits of
-/// `QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT` units as it goes, then `last` at its end (what
-/// [`queens_below_crediting`] does, for the simulator to do the same).
+/// How a queens task of `nodes` nodes credits its units: `(chunks, last)`, `chunks` whole chunks
+/// of `QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT` units as it goes, then `last` at its end. The
+/// simulator credits the chunks one at a time; [`queens_below_crediting`] credits them at the ends
+/// of its subtrees, so one credit may hold several chunks (a subtree has up to 2,289 nodes).
 pub fn queens_credit_chunks(nodes: u64) -> (u64, u64) {
     let chunks = nodes / QUEENS_CREDIT_NODES;
     (chunks, queens_units(nodes % QUEENS_CREDIT_NODES))
