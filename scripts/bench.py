@@ -60,7 +60,8 @@ SEED_CORES = [4, 8]
 # (apps/workloads/probe.rs): one bound busy process per core, nothing to balance. Its units per
 # core are the shares of the machine QEMU gave this boot's vCPUs, which are unequal and change
 # from boot to boot (docs/benchmarks.md). From them: `.share_bound`, the best all work / busiest
-# core's work any balancer could reach on this boot's machine (1 / the largest share), and
+# core's work a balancer could reach on this boot's machine with every core busy (1 / the largest
+# share; a run whose cores sleep at times can pass it a little), and
 # `.speedup_on_equal_cores`, the run's work with each core's divided by its share (x N):
 # what the same spreading gives when every core gets the same share of the machine.
 PROBE_MS = 50
@@ -425,7 +426,7 @@ def write_results(results_path, results):
                   "more, since guest time under -icount is the instructions all cores executed):", "",
                   *policy_table(results, "instruction_bound"), "",
                   "QEMU's share bound (1 / the largest share of the machine any vCPU got in the same boot, "
-                  "from the run's share probe: no balancer can do better under this definition of speedup):",
+                  "from the run's share probe: the best speedup on that machine while every core is busy):",
                   "", *policy_table(results, "share_bound"), "",
                   "Speedup on equal cores (each core's work divided by its share of the machine, x N: "
                   "the same spreading on a machine whose cores all get the same share):", "",
