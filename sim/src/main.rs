@@ -118,10 +118,10 @@ fn run(args: &Args) -> Result<(), String> {
         return Err("--factors and --shares: one or the other".into());
     }
     for (name, list) in [("factors", &factors), ("shares", &shares)] {
-        if let Some(list) = list {
-            if list.len() != cores || list.iter().any(|&v| !(v > 0.0 && v.is_finite())) {
-                return Err(format!("--{name}: one positive number per core ({cores}), got {list:?}"));
-            }
+        if let Some(list) = list
+            && (list.len() != cores || list.iter().any(|&v| !(v > 0.0 && v.is_finite())))
+        {
+            return Err(format!("--{name}: one positive number per core ({cores}), got {list:?}"));
         }
     }
     let t1 = simulate(workload, &policy, SimConfig::new(1, seed), &costs);
