@@ -21,6 +21,7 @@ Usage: profile.py [--elf target/aarch64-unknown-none/release/bench-sched] [--top
 """
 
 import argparse
+import bisect
 import collections
 import os
 import re
@@ -45,37 +46,28 @@ MARK_END = "profile_end"
 TIMEOUT_S = 900
 
 
+# Legacy mangling's escapes for the characters a symbol cannot hold.
+ESCAPES = (("$LT$", "<"), ("$GT$", ">"), ("$RF$", "&"), ("$BP$", "*"), ("$C$", ","), ("$u20$", " "),
+           ("$u27$", "'"), ("$u5b$", "["), ("$u5d$", "]"), ("$u7b$", "{"), ("$u7d$", "}"), ("$u7e$", "~"),
+           ("..", "::"))
+
+
 def demangle(name):
-    """A Rust legacy-mangled symbol (`_ZN...17h<hash>E`) as a path without its hash; other names
-    as they are."""
-    if not (name.startswith("_ZN") and name.endswith("E")):
-        return name
-    parts, i, body = [], 3, name[:-1]
-    while i < len(body):
-        m = re.match(r"\d+", body[i:])
-        if not m:
-            return name
-        n = int(m.group())
-        i += len(m.group())
-        parts.append(body[i:i + n])
-        i += n
-    if parts and re.fullmatch(r"h[0-9a-f]{16}", parts[-1]):
-        parts.pop()
-    text = "::".join(parts)
-    for code, char in (("$LT$", "<"), ("$GT$", ">"), ("$RF$", "&"), ("$BP$", "*"), ("$C$", ","),
-                       ("$u20$", " "), ("$u27$", "'"), ("$u5b$", "["), ("$u5d$", "]"), ("$u7b$", "{"),
-                       ("$u7d$", "}"), ("$u7e$", "~"), ("..", "::")):
-        text = text.replace(code, char)
-    return text
-
-
-def clean(name):
-    """A symbol as llvm-addr2line prints it (legacy mangling, partly decoded) without its hash."""
-    name = demangle(name)
+    """A Rust legacy-mangled symbol (`_ZN...17h<hash>E`), or one llvm-addr2line printed half
+    decoded (`a..b::h<hash>`), as a path without its hash; other names as they are."""
+    if name.startswith("_ZN") and name.endswith("E"):
+        parts, i, body = [], 3, name[:-1]
+        while i < len(body):
+            m = re.match(r"\d+", body[i:])
+            if not m:
+                return name
+            n = int(m.group())
+            i += len(m.group())
+            parts.append(body[i:i + n])
+            i += n
+        name = "::".join(parts)
     name = re.sub(r"::h[0-9a-f]{16}$", "", name)
-    for code, char in (("$LT$", "<"), ("$GT$", ">"), ("$RF$", "&"), ("$BP$", "*"), ("$C$", ","),
-                       ("$u20$", " "), ("$u27$", "'"), ("$u5b$", "["), ("$u5d$", "]"), ("$u7b$", "{"),
-                       ("$u7d$", "}"), ("$u7e$", "~"), ("..", "::")):
+    for code, char in ESCAPES:
         name = name.replace(code, char)
     return name
 
@@ -119,7 +111,7 @@ def by_source_function(counter, elf_path):
     frames = inline_frames(out)
     functions = collections.Counter()
     for pc in pcs:
-        names = [clean(f) for f in frames.get(int(pc, 16), []) if f != "??"]
+        names = [demangle(f) for f in frames.get(int(pc, 16), []) if f != "??"]
         own = next((f for f in names if not is_library(f)), names[-1] if names else "?")
         functions[own] += counter[pc]
     return functions
@@ -145,7 +137,6 @@ def count_segments(lines, marks):
 
 def by_function(counter, symbols):
     """Counter(pc as hex) -> Counter(function name), from sorted [(address, name)]."""
-    import bisect
     addresses = [a for a, _ in symbols]
     functions = collections.Counter()
     for pc, n in counter.items():

@@ -783,7 +783,7 @@ class Profile(unittest.TestCase):
         self.assertEqual(profile_tool.demangle("_ZN8beamcore5sched8dispatch8end_turn17h0123456789abcdefE"),
                          "beamcore::sched::dispatch::end_turn")
         self.assertEqual(profile_tool.demangle("next_turn_from_process"), "next_turn_from_process")
-        self.assertEqual(profile_tool.clean("beamcore_deque..overflow..WorkQueue$LT$A$GT$::push::h0123456789abcdef"),
+        self.assertEqual(profile_tool.demangle("beamcore_deque..overflow..WorkQueue$LT$A$GT$::push::h0123456789abcdef"),
                          "beamcore_deque::overflow::WorkQueue<A>::push")
         self.assertTrue(profile_tool.is_library("_RNvMs1n_NtNtCsbcsGJ9IzBgZ_4core4sync6atomic"))
         self.assertTrue(profile_tool.is_library("core::sync::atomic::atomic_load"))
