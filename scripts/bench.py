@@ -112,19 +112,29 @@ def icount_args(cores):
     return ["-M", machine, "-cpu", "cortex-a72", "-smp", str(cores), "-icount", "shift=0,sleep=off"]
 
 
+def balance_args(workload, policy, seed=None, probe=True):
+    """The bootargs of a balance run: the workload, the policy's words, the bootarg `seed` when
+    given, and the share probe (make sim-calibrate runs the same command lines)."""
+    words = [f"workload={workload}", POLICIES[policy]]
+    if seed is not None:
+        words.append(f"seed={seed}")
+    if probe:
+        words.append(f"probe_ms={PROBE_MS}")
+    return " ".join(word for word in words if word)
+
+
 def balance_runs():
     """(cores, workload, label, command): label is the policy or strategy the figures are named by."""
     for cores in BALANCE_CORES:
-        probe = f" probe_ms={PROBE_MS}" if cores > 1 else ""
         for workload in BALANCE_WORKLOADS:
-            for policy, bootargs in POLICIES.items():
-                args = f"workload={workload} {bootargs}{probe}".replace("  ", " ").strip()
+            for policy in POLICIES:
+                args = balance_args(workload, policy, probe=cores > 1)
                 yield cores, workload, policy, qemu_command("beamcore", icount_args(cores), args)
     for cores in SEED_CORES:
         for workload in BALANCE_WORKLOADS:
-            for policy, bootargs in POLICIES.items():
+            for policy in POLICIES:
                 for seed in SEEDS:
-                    args = f"workload={workload} {bootargs} seed={seed} probe_ms={PROBE_MS}".replace("  ", " ")
+                    args = balance_args(workload, policy, seed)
                     yield cores, workload, f"{policy}.seed{seed}", qemu_command("beamcore", icount_args(cores), args)
     for workload in EXTRA_WORKLOADS:
         yield 4, workload, "load", qemu_command("beamcore", icount_args(4), f"workload={workload} strategy=load")

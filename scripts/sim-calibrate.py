@@ -36,15 +36,9 @@ import bench  # noqa: E402  (the same QEMU command lines and report parsing as m
 
 HOST = bench.HOST_TARGET
 SIM = ROOT / f"target/sim/{HOST}/release/beamcore-sim"
-# Seeds each simulation runs with (its max/mean is averaged over them).
+# Seeds both sides run with (the bootarg `seed` in QEMU, `--seed` in the simulator); each side's
+# max/mean is averaged over them.
 SEEDS = [1, 2, 3, 4, 5]
-# Bootargs of each policy, as make bench runs them.
-POLICY_ARGS = {"default": "", "peers": bench.POLICIES["peers"]}
-# Guest milliseconds of the share probe each QEMU run ends with (apps/workloads/probe.rs): one
-# bound, always-busy process per core, nothing to balance, so its units per core are the shares
-# QEMU gave this boot's vCPUs. They are not fixed: which vCPU QEMU favours changes with the
-# command line and the kernel image (docs/benchmarks.md), so every run measures its own.
-PROBE_MS = bench.PROBE_MS
 
 
 def summed(runs):
@@ -59,7 +53,7 @@ def max_over_mean(works):
 
 def qemu_run(workload, policy, cores, seed):
     """The run's per-core work, its share probe's per-core units, and its command line."""
-    args = f"workload={workload} {POLICY_ARGS[policy]} seed={seed} probe_ms={PROBE_MS}".replace("  ", " ")
+    args = bench.balance_args(workload, policy, seed)
     cmd = bench.qemu_command("beamcore", bench.icount_args(cores), args)
     status, output = bench.run(cmd, timeout=900)
     data = bench.report_of(output) if status == 0 else None
