@@ -16,8 +16,12 @@ Writes bench/sched-profile.md (per benchmark: the total per operation, which sho
 bench's figure within an instruction or two, the symbols by share, and the source functions by
 share, inlined code under its own name from llvm-addr2line's inline frames) and prints it.
 
+With `--listing DIR`, also writes DIR/<benchmark>.txt: every instruction the benchmark executed,
+in address order, with its count per operation and its disassembly (llvm-objdump), grouped by
+symbol: the place to read when a figure must come down.
+
 Usage: profile.py [--elf target/aarch64-unknown-none/release/bench-sched] [--top 14]
-                  [--out bench/sched-profile.md]
+                  [--out bench/sched-profile.md] [--listing DIR]
 """
 
 import argparse
@@ -161,11 +165,42 @@ def table(heading, functions, operations, top):
     return lines + [""]
 
 
+def disassembly(elf_path):
+    """{address: instruction text} for the ELF's code, from llvm-objdump."""
+    out = subprocess.run(["llvm-objdump", "-d", "--no-show-raw-insn", str(elf_path)], capture_output=True, text=True,
+                         check=True).stdout
+    listing = {}
+    for line in out.splitlines():
+        match = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
+        if match:
+            listing[int(match.group(1), 16)] = match.group(2).strip()
+    return listing
+
+
+def listing_lines(counter, symbols, instructions, operations):
+    """Text: each executed instruction in address order, with its count per operation, under a
+    heading per symbol that gives the symbol's total."""
+    addresses = [a for a, _ in symbols]
+    by_symbol = collections.defaultdict(list)
+    for pc, n in counter.items():
+        address = int(pc, 16)
+        i = bisect.bisect_right(addresses, address) - 1
+        by_symbol[demangle(symbols[i][1]) if i >= 0 else "?"].append((address, n))
+    lines = []
+    for name, rows in sorted(by_symbol.items(), key=lambda item: -sum(n for _, n in item[1])):
+        lines.append(f"== {name}: {sum(n for _, n in rows) / operations:.1f} per operation")
+        for address, n in sorted(rows):
+            lines.append(f"{n / operations:8.2f}  {address:x}  {instructions.get(address, '?')}")
+        lines.append("")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--elf", default=str(ROOT / "target/aarch64-unknown-none/release/bench-sched"))
     parser.add_argument("--top", type=int, default=14)
     parser.add_argument("--out", default=str(ROOT / "bench/sched-profile.md"))
+    parser.add_argument("--listing", help="directory for an annotated disassembly per benchmark")
     args = parser.parse_args()
     elf = ksyms.Elf(Path(args.elf).read_bytes())
     symbols, _, _ = ksyms.code_symbols(elf)
@@ -196,7 +231,11 @@ def main():
             except subprocess.TimeoutExpired:
                 qemu.kill()
                 qemu.wait()
-            with open(fifo, "w"):
+            # Without blocking: once the count has read the log to its end, nobody reads the pipe
+            # (ENXIO) or it is gone with the directory (ENOENT), and there is nothing to unblock.
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
                 pass
         threading.Thread(target=watch, daemon=True).start()
         with open(fifo, errors="replace") as log:
@@ -224,6 +263,13 @@ def main():
         lines += table("By source function (code inlined from the project's own functions under their names, "
                        "library code under the function that inlined it; llvm-addr2line's inline frames):",
                        by_source_function(counter, args.elf), operations, args.top)
+    if args.listing:
+        instructions = disassembly(args.elf)
+        Path(args.listing).mkdir(parents=True, exist_ok=True)
+        for name, per_round in OPERATIONS_PER_ROUND.items():
+            counter = segments.get(name, collections.Counter())
+            text = "\n".join(listing_lines(counter, symbols, instructions, per_round * rounds))
+            (Path(args.listing) / f"{name}.txt").write_text(text)
     text = "\n".join(lines)
     Path(args.out).write_text(text)
     print(text)

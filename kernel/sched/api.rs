@@ -75,7 +75,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
     let mut on_core = OnCore::enter();
     let pid = {
-        let mut shared = process.shared.lock();
+        let mut shared = process.shared.lock_irqs_masked();
         shared.state = State::Runnable;
         shared.timed_out = false;
         // Empty already: `finish` takes both out of the slot when its process ends, and nobody
@@ -196,7 +196,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     let slot = core.local().current.expect("receive is called from a process");
     let process = process::slot(slot);
     {
-        let mut shared = process.shared.lock();
+        let mut shared = process.shared.lock_irqs_masked();
         // A kill that came while this process was running found it `Runnable`, so it only set
         // the flag, which the scheduler checks when it next gives the process a turn. Blocking
         // now would postpone that turn for ever (nothing wakes a killed process), so the flag is

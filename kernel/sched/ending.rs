@@ -17,7 +17,8 @@ use crate::mm::stacks;
 pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     let process = process::slot(slot);
     let (pid, monitors, mailbox) = {
-        let mut shared = process.shared.lock();
+        // IRQs are masked already (the caller's `OnCore`).
+        let mut shared = process.shared.lock_irqs_masked();
         let pid = Pid { index: slot, generation: shared.generation };
         shared.state = State::Free;
         shared.generation = shared.generation.wrapping_add(1);

@@ -2,6 +2,7 @@
 //! does and what a process's end does for its monitors. The mailbox and the process's state
 //! are under the slot's lock; taking a message is `api::receive`'s.
 
+use alloc::collections::VecDeque;
 use core::sync::atomic::Ordering;
 
 use super::percore::OnCore;
@@ -22,14 +23,12 @@ use crate::mm::heap;
 pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), SendError> {
     let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
     let wake = {
-        let mut shared = process.shared.lock();
+        // IRQs are masked already (the caller's `OnCore`).
+        let mut shared = process.shared.lock_irqs_masked();
         if shared.generation != pid.generation || shared.state == State::Free {
             return Err(SendError::NoProc(pid));
         }
-        // A full mailbox grows (doubles): not into the kernel's reserve (see `mm::heap`).
-        let full = shared.mailbox.len() == shared.mailbox.capacity();
-        let growth = shared.mailbox.capacity().max(4) * core::mem::size_of::<Message>();
-        if full && !heap::within_reserve(growth, table::live_count()) || shared.mailbox.try_reserve(1).is_err() {
+        if shared.mailbox.len() == shared.mailbox.capacity() && !grow(&mut shared.mailbox) {
             return Err(SendError::OutOfMemory(pid));
         }
         shared.mailbox.push_back(message);
@@ -46,4 +45,14 @@ pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), 
         wake_by_message(core, pid.index);
     }
     Ok(())
+}
+
+/// Makes room for one more message in a full mailbox (it doubles), unless that would dip into
+/// the kernel's reserve (see `mm::heap`) or the heap is out of memory: false then. Out of line,
+/// so that the usual send (room left) carries none of it.
+#[cold]
+#[inline(never)]
+fn grow(mailbox: &mut VecDeque<Message>) -> bool {
+    let growth = mailbox.capacity().max(4) * core::mem::size_of::<Message>();
+    heap::within_reserve(growth, table::live_count()) && mailbox.try_reserve(1).is_ok()
 }

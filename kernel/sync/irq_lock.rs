@@ -31,7 +31,9 @@ pub struct IrqSpinLock<T> {
 pub struct IrqSpinLockGuard<'a, T> {
     guard: Option<spin::mutex::SpinMutexGuard<'a, T>>,
     owner: &'a AtomicUsize,
-    irq: IrqState,
+    /// The mask state to restore; `None` when the locker had IRQs masked already
+    /// ([`IrqSpinLock::lock_irqs_masked`]) and keeps them masked after.
+    irq: Option<IrqState>,
 }
 
 impl<T> IrqSpinLock<T> {
@@ -44,7 +46,19 @@ impl<T> IrqSpinLock<T> {
         let irq = cpu::irq_save();
         let guard = self.inner.lock();
         self.owner.store(cpu::core_id(), Ordering::Relaxed);
-        IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq }
+        IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq: Some(irq) }
+    }
+
+    /// Like [`lock`](Self::lock), for a caller that has masked IRQs already and keeps them
+    /// masked until the guard is gone (the scheduler's `OnCore`): the lock then saves and
+    /// restores no mask, three instructions fewer on the paths that take a process's lock on
+    /// every message.
+    #[inline]
+    pub fn lock_irqs_masked(&self) -> IrqSpinLockGuard<'_, T> {
+        debug_assert!(cpu::irqs_masked(), "lock_irqs_masked with IRQs unmasked");
+        let guard = self.inner.lock();
+        self.owner.store(cpu::core_id(), Ordering::Relaxed);
+        IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq: None }
     }
 
     /// Like [`lock`](Self::lock), and says whether the lock was held by someone else at the first
@@ -56,7 +70,7 @@ impl<T> IrqSpinLock<T> {
             None => (self.inner.lock(), true),
         };
         self.owner.store(cpu::core_id(), Ordering::Relaxed);
-        (IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq }, contended)
+        (IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq: Some(irq) }, contended)
     }
 
     /// Like [`lock`](Self::lock), but gives up after `attempts` failed tries.
@@ -65,7 +79,7 @@ impl<T> IrqSpinLock<T> {
         for _ in 0..attempts {
             if let Some(guard) = self.inner.try_lock() {
                 self.owner.store(cpu::core_id(), Ordering::Relaxed);
-                return Some(IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq });
+                return Some(IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq: Some(irq) });
             }
             cpu::relax();
         }
@@ -107,6 +121,8 @@ impl<T> Drop for IrqSpinLockGuard<'_, T> {
     fn drop(&mut self) {
         self.owner.store(NO_OWNER, Ordering::Relaxed);
         drop(self.guard.take());
-        cpu::irq_restore(self.irq);
+        if let Some(irq) = self.irq {
+            cpu::irq_restore(irq);
+        }
     }
 }

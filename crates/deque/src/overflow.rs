@@ -111,26 +111,45 @@ impl<A: DequeAtomics> WorkQueue<A> {
         self.overflow.len()
     }
 
-    /// Pushes `item`; it is never lost and never refused.
+    /// Pushes `item`; it is never lost and never refused. The usual case (nothing spilled, room
+    /// in the deque) inlines into the owner's push; spilling is out of line.
+    #[inline]
     pub fn push(&self, item: u64) -> PushedTo {
         if self.overflow.len() != 0 {
-            let mut items = self.overflow.items.lock();
-            if !items.is_empty() {
-                // Spilled items are still waiting: queue behind them to keep the order.
-                items.push_back(item);
-                self.overflow.publish_len(&items);
-                return PushedTo::Overflow;
-            }
+            return self.push_behind_spilled(item);
         }
         match self.deque.push(item) {
             Ok(()) => PushedTo::Deque,
-            Err(Full(item)) => {
-                let mut items = self.overflow.items.lock();
-                items.push_back(item);
-                self.overflow.publish_len(&items);
-                PushedTo::Overflow
-            }
+            Err(Full(item)) => self.spill(item),
         }
+    }
+
+    /// `push` while items are spilled: behind them, to keep the order (into the deque if the
+    /// overflow emptied meanwhile).
+    #[cold]
+    #[inline(never)]
+    fn push_behind_spilled(&self, item: u64) -> PushedTo {
+        let mut items = self.overflow.items.lock();
+        if !items.is_empty() {
+            items.push_back(item);
+            self.overflow.publish_len(&items);
+            return PushedTo::Overflow;
+        }
+        drop(items);
+        match self.deque.push(item) {
+            Ok(()) => PushedTo::Deque,
+            Err(Full(item)) => self.spill(item),
+        }
+    }
+
+    /// `push` into a full deque: the item goes to the overflow.
+    #[cold]
+    #[inline(never)]
+    fn spill(&self, item: u64) -> PushedTo {
+        let mut items = self.overflow.items.lock();
+        items.push_back(item);
+        self.overflow.publish_len(&items);
+        PushedTo::Overflow
     }
 
     /// Pops an item: the deque's newest first; when the deque is empty, it is refilled with the
@@ -162,12 +181,20 @@ impl<A: DequeAtomics> WorkQueue<A> {
     /// from again. For a FIFO run queue (a LIFO `pop` would run a yielding process again at
     /// once). [`Steal::Retry`] when a thief won the race for the top item (trying again may
     /// succeed); [`Steal::Empty`] only when the overflow is empty too.
+    #[inline]
     pub fn take_oldest(&self) -> Steal {
+        match self.deque_top.steal() {
+            Steal::Empty => self.take_oldest_spilled(),
+            other => other,
+        }
+    }
+
+    /// `take_oldest` when the deque is empty: refills it from the overflow, if anything is
+    /// spilled, and takes again.
+    #[cold]
+    #[inline(never)]
+    fn take_oldest_spilled(&self) -> Steal {
         loop {
-            match self.deque_top.steal() {
-                Steal::Empty => {}
-                other => return other,
-            }
             // The owner's read of the hint is never below the true length.
             if self.overflow.len() == 0 {
                 return Steal::Empty;
@@ -177,6 +204,11 @@ impl<A: DequeAtomics> WorkQueue<A> {
                 return Steal::Empty;
             }
             self.refill_deque(&mut items);
+            drop(items);
+            match self.deque_top.steal() {
+                Steal::Empty => {}
+                other => return other,
+            }
         }
     }
 
