@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use super::active;
 use super::attention;
 use super::balance::place;
-use super::dispatch::{current_slot, switch_out};
+use super::dispatch::{current_slot, exit_out, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
@@ -204,8 +204,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
         // us, or we see its flag.
         if process.kill_requested.load(Ordering::Relaxed) {
             drop(shared);
-            switch_out(core, Pending::Exit(ExitReason::Killed));
-            unreachable!("a killed process is never scheduled again");
+            exit_out(core, ExitReason::Killed);
         }
         if let Some(message) = shared.mailbox.pop_front() {
             return Some(message);
@@ -239,8 +238,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
 
 /// Ends the calling process with `reason`; its monitors are told.
 pub fn exit(reason: ExitReason) -> ! {
-    switch_out(OnCore::enter(), Pending::Exit(reason));
-    unreachable!("an exited process is never scheduled again")
+    exit_out(OnCore::enter(), reason)
 }
 
 /// Asks to be told when `pid` ends: the caller receives `Message::Down { pid, reason }` (with

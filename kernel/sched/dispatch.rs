@@ -125,6 +125,20 @@ pub(super) fn switch_out(mut core: OnCore, pending: Pending) {
     core.switch_away(|| unsafe { context::switch_from_process(process_context, scheduler_context) });
 }
 
+/// Called by the running process to end itself with `reason`: as [`switch_out`] with
+/// `Pending::Exit`, but without saving its registers, which nothing reads again (its turn's end
+/// frees its stack and slot).
+pub(super) fn exit_out(mut core: OnCore, reason: ExitReason) -> ! {
+    let local = core.local();
+    debug_assert!(local.current.is_some(), "exit_out from a process");
+    local.pending = Pending::Exit(reason);
+    let scheduler_context: *const Context = &local.context;
+    // SAFETY: process side (SPSel 0), IRQs masked; `scheduler_context` as in `switch_out`; the
+    // process asks to exit, so nothing resumes it.
+    core.switch_away(|| unsafe { context::leave_process(scheduler_context) });
+    unreachable!("an exited process is never scheduled again")
+}
+
 /// Where the core goes once its running process has given it up: called by
 /// `context_switch_from_process` on the scheduler's stack, with the process's registers saved.
 /// When the loop has something to do first (see `attention`), the loop, which ends the turn;

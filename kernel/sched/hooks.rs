@@ -6,7 +6,7 @@
 use core::ptr::NonNull;
 use core::sync::atomic::Ordering;
 
-use super::dispatch::switch_out;
+use super::dispatch::exit_out;
 use super::ending::is_program_main;
 use super::percore::{OnCore, Pending, scheduler};
 use super::process::{self, ExitReason, Pid};
@@ -182,6 +182,5 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
         held.max(0)
     );
     bump(&core.scheduler().stats.faults);
-    switch_out(core, Pending::Exit(ExitReason::Panic));
-    unreachable!("a process that panicked is never scheduled again");
+    exit_out(core, ExitReason::Panic)
 }

@@ -39,9 +39,11 @@ pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), 
         wake
     };
     if wake {
-        // ORDERING: Relaxed: for the trace only (`make_runnable` reads it again).
-        let target = process.core.load(Ordering::Relaxed);
-        trace::process_event(Event::Wake, target, pid.index, core.id() as u32);
+        if trace::enabled() {
+            // ORDERING: Relaxed: for the trace only (`make_runnable` reads it again).
+            let target = process.core.load(Ordering::Relaxed);
+            trace::process_event(Event::Wake, target, pid.index, core.id() as u32);
+        }
         wake_by_message(core, pid.index);
     }
     Ok(())

@@ -118,7 +118,8 @@ pub(crate) fn allocate(stack_bytes: usize) -> Result<u32, SpawnError> {
 /// else a new one) and whether its stack stretch has its top page mapped.
 fn take_slot() -> Result<(u32, bool), SpawnError> {
     {
-        let mut free = FREE.lock();
+        // On the kernel stack, IRQs masked (see `allocate`).
+        let mut free = FREE.lock_irqs_masked();
         if free.live >= limit() {
             return Err(SpawnError::TableFull);
         }
@@ -166,9 +167,10 @@ fn make_slot() -> Result<u32, SpawnError> {
     Ok(index)
 }
 
-/// Puts a slot that was taken but not used back on its list.
+/// Puts a slot that was taken but not used back on its list. With IRQs masked: from a failed
+/// `allocate` (kernel stack) or from the scheduler that ends a process.
 fn put_slot(index: u32, top_mapped: bool) {
-    let mut free = FREE.lock();
+    let mut free = FREE.lock_irqs_masked();
     free.push(top_mapped, index);
     free.live -= 1;
     LIVE.store(free.live, Ordering::Relaxed);

@@ -24,6 +24,7 @@ const SAVED_X30: usize = 88;
 unsafe extern "C" {
     fn context_switch_to_process(scheduler: *mut Context, process: *const Context);
     fn context_switch_from_process(process: *mut Context, scheduler: *const Context);
+    fn context_leave_process(unused: usize, scheduler: *const Context) -> !;
     fn context_resume_preempted(scheduler: *mut Context, frame: *const TrapFrame);
     fn context_return_to_scheduler();
     fn context_process_start();
@@ -115,6 +116,16 @@ impl Next {
 pub unsafe fn switch_from_process(process: *mut Context, scheduler: *const Context) {
     // SAFETY: forwarded contract.
     unsafe { context_switch_from_process(process, scheduler) }
+}
+
+/// Gives the core up for good from a process that exits, as [`switch_from_process`] does but
+/// saving none of its registers: nothing resumes it.
+///
+/// # Safety
+/// As [`switch_from_process`]; the process never runs again (its turn ends in an exit).
+pub unsafe fn leave_process(scheduler: *const Context) -> ! {
+    // SAFETY: forwarded contract; the first argument is not read.
+    unsafe { context_leave_process(0, scheduler) }
 }
 
 /// Resumes a preempted process from its saved trap frame; returns when it switches back.
