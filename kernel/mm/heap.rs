@@ -85,22 +85,31 @@ fn class_layout(class: usize) -> Layout {
     Layout::from_size_align((class + 1) * CLASS_GRANULE, CLASS_GRANULE).expect("class layouts are valid")
 }
 
-/// Per core: bytes allocated minus bytes freed on that core. The scheduler reads it before and
-/// after each turn of a process, so a process's own net allocation is known (and reported if
-/// it panics, since a panic does not unwind and cannot free what it held).
-static NET_BYTES: [AtomicI64; MAX_CORES] = [const { AtomicI64::new(0) }; MAX_CORES];
+/// Per core: bytes allocated minus bytes freed on that core since the scheduler last started a
+/// count there ([`start_count`]), at the start of each process's turn; at the turn's end it adds
+/// [`counted`] to the process's own figure, so a process's net allocation is known (and
+/// reported if it panics, since a panic does not unwind and cannot free what it held). A reset
+/// rather than a mark to subtract: a store at the turn's start and no subtraction at its end.
+static TURN_BYTES: [AtomicI64; MAX_CORES] = [const { AtomicI64::new(0) }; MAX_CORES];
 
-/// Bytes allocated minus bytes freed on `core` so far.
+/// Starts counting `core`'s heap balance from zero. Only `core` calls it, with IRQs masked.
 #[inline]
-pub fn net_bytes_on(core: usize) -> i64 {
-    NET_BYTES[core].load(Ordering::Relaxed)
+pub fn start_count(core: usize) {
+    TURN_BYTES[core].store(0, Ordering::Relaxed);
+}
+
+/// Bytes allocated minus bytes freed on `core` since its last [`start_count`].
+#[inline]
+pub fn counted(core: usize) -> i64 {
+    TURN_BYTES[core].load(Ordering::Relaxed)
 }
 
 /// Counts `delta` bytes on this core. Only this core writes its counter (with the heap lock,
-/// which masks IRQs, held): a plain load and store suffices.
+/// which masks IRQs, held, or as the scheduler with IRQs masked): a plain load and store
+/// suffices.
 #[inline]
 fn count(delta: i64) {
-    if let Some(counter) = NET_BYTES.get(crate::arch::cpu::core_id()) {
+    if let Some(counter) = TURN_BYTES.get(crate::arch::cpu::core_id()) {
         counter.store(counter.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
     }
 }

@@ -75,7 +75,7 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
     local.current = Some(slot);
     local.pending = Pending::Nothing;
     local.slice_started = now;
-    local.turn_heap_mark = heap::net_bytes_on(id);
+    heap::start_count(id);
     match process_local.preempted_frame.take() {
         Some(frame) => Next::preempted(frame.as_ptr()),
         None => Next::saved(&process_local.context),
@@ -86,7 +86,7 @@ fn begin_turn(core: &mut OnCore, slot: u32) -> Next {
 #[inline(never)]
 fn end_turn(core: &mut OnCore, slot: u32, pending: Pending) {
     let id = core.id();
-    account_heap(core, id, slot);
+    account_heap(id, slot);
     match pending {
         Pending::Requeue => {
             trace::process_event(Event::Yield, id, slot, 0);
@@ -158,14 +158,14 @@ extern "C" fn next_turn_from_process() -> Next {
     match local.pending {
         Pending::Requeue => {
             local.pending = Pending::Nothing;
-            account_heap(&mut core, id, ended);
+            account_heap(id, ended);
             trace::process_event(Event::Yield, id, ended, 0);
             core.enqueue(ended);
         }
         Pending::Block => {
             local.pending = Pending::Nothing;
             process::slot(ended).registers_saved();
-            account_heap(&mut core, id, ended);
+            account_heap(id, ended);
             trace::process_event(Event::Block, id, ended, 0);
         }
         pending => {
@@ -188,8 +188,8 @@ extern "C" fn next_turn_from_process() -> Next {
 /// Adds what the heap grew by on this core during the turn that just ended to the process's
 /// own count (see `ProcessLocal::heap_net_bytes`).
 #[inline(always)]
-fn account_heap(core: &mut OnCore, id: usize, slot: u32) {
-    let heap_used = heap::net_bytes_on(id) - core.local().turn_heap_mark;
+fn account_heap(id: usize, slot: u32) {
+    let heap_used = heap::counted(id);
     // SAFETY: the process ran on this core and is in no queue yet: this core owns it.
     unsafe { process::slot(slot).local().heap_net_bytes += heap_used };
 }

@@ -165,11 +165,10 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
     let id = core.id();
     let local = core.local();
     let Some(slot) = local.current else { return };
-    let turn_began_at = local.turn_heap_mark;
     let process = process::slot(slot);
     // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a copy is read.
     let earlier_turns = unsafe { process.local().heap_net_bytes };
-    let held = earlier_turns + heap::net_bytes_on(id) - turn_began_at;
+    let held = earlier_turns + heap::counted(id);
     // ORDERING: Relaxed: the running process's own generation, set before it ran.
     let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
     if is_program_main(pid) {

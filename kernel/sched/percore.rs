@@ -63,8 +63,6 @@ pub(super) struct CoreLocal {
     pub last_steal: [u64; MAX_CORES],
     /// When core 0 last looked for severe imbalance.
     pub last_rebalance: u64,
-    /// This core's heap balance (`heap::net_bytes_on`) when the current turn began.
-    pub turn_heap_mark: i64,
     /// This core counts in `SEARCHING`.
     pub searching: bool,
     /// When this core's current search began, and how many rounds it has made.
@@ -131,7 +129,6 @@ impl CoreScheduler {
                 adaptive: AdaptiveState::new(),
                 last_steal: [NEVER; MAX_CORES],
                 last_rebalance: 0,
-                turn_heap_mark: 0,
                 searching: false,
                 search_started: 0,
                 search_rounds: 0,

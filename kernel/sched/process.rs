@@ -75,7 +75,7 @@ pub(crate) struct ProcessLocal {
     pub reductions: i64,
     /// Times passed over under the low-priority rule.
     pub low_passes: u8,
-    /// Heap bytes allocated minus heap bytes freed while it ran (see `heap::net_bytes_on`):
+    /// Heap bytes allocated minus heap bytes freed while it ran (see `heap::counted`):
     /// what a panic leaves behind, since a panic does not unwind.
     pub heap_net_bytes: i64,
     /// The counter reading when it last entered a run queue of the core that holds it (the
