@@ -103,22 +103,74 @@ def inline_frames(output):
     return frames
 
 
-def by_source_function(counter, elf_path):
-    """Counter(pc as hex) -> Counter(source function): for each instruction, the innermost
-    function of the project's own code in llvm-addr2line's inline frames (code it inlined from a
-    library counts for it)."""
-    pcs = sorted(counter)
+def source_frames(pcs, elf_path):
+    """{address: [function, ...] innermost first, demangled} for the program counters `pcs` (hex
+    strings), from llvm-addr2line's inline frames."""
     if not pcs:
-        return collections.Counter()
+        return {}
     out = subprocess.run(["llvm-addr2line", "-a", "-f", "-i", "-e", str(elf_path)],
                          input="".join(f"0x{pc}\n" for pc in pcs), capture_output=True, text=True, check=True).stdout
-    frames = inline_frames(out)
+    return {address: [demangle(f) for f in names if f != "??"] for address, names in inline_frames(out).items()}
+
+
+def by_source_function(counter, frames):
+    """Counter(pc as hex) -> Counter(source function): for each instruction, the innermost
+    function of the project's own code in its inline frames (code it inlined from a library
+    counts for it)."""
     functions = collections.Counter()
-    for pc in pcs:
-        names = [demangle(f) for f in frames.get(int(pc, 16), []) if f != "??"]
+    for pc in sorted(counter):
+        names = frames.get(int(pc, 16), [])
         own = next((f for f in names if not is_library(f)), names[-1] if names else "?")
         functions[own] += counter[pc]
     return functions
+
+
+# What an instruction is for, judged by the functions it was inlined from: each purpose with the
+# function-name fragments that mark it, in order of precedence (an instruction of a counter
+# update inlined into the queue-wait histogram counts for the histogram; a deque operation inlined
+# into the run queue's take counts for the deque).
+PURPOSES = (
+    ("queue-wait stamp and histogram", ("stamp_queued", "record_wait", "queue_wait::")),
+    ("per-turn heap accounting", ("account_heap", "heap::counted", "heap::start_count")),
+    ("trace switch (trace=off)", ("sched::trace::",)),
+    ("deque: push, FIFO take (LDXR/STXR)", ("beamcore_deque::",)),
+    ("counters (turns, takes, runnable counts)", ("sched::stats::", "SharedQueues::count")),
+    ("IRQ mask, per-core lookup", ("cpu::irq_save", "cpu::irq_restore", "OnCore::enter", "this_scheduler",
+                                   "switch_away")),
+    ("locks", ("irq_lock::", "spin::")),
+    ("messages: mailbox, send, receive", ("mailbox::", "api::receive", "wait_for_message", "api::send")),
+    ("run queues: levels, run-next, private, wake", ("runqueue::", "wake::", "OnCore::enqueue")),
+    ("the process's own code (the benchmark's loop, its closure's call)", ("bench_sched::", "entry::call_in_place",
+                                                                             "process_entry")),
+    ("spawn: slot, stack, entry", ("table::", "stacks::", "entry::", "spawn_with", "on_kernel_stack")),
+    ("exit: ending the process", ("ending::", "api::exit", "exit_out")),
+    ("the turn: end, pick, start (dispatch)", ("dispatch::", "next_turn_from_process", "switch_out")),
+)
+SWITCH_PURPOSE = "register save and restore, stack switch (context.S)"
+
+
+def purpose_of(symbol, names):
+    """The purpose of one instruction: in `symbol` (the linker's function) with inline frames
+    `names` (innermost first)."""
+    if symbol.startswith("context_"):
+        return SWITCH_PURPOSE
+    for purpose, fragments in PURPOSES:
+        if any(fragment in name for name in names for fragment in fragments):
+            return purpose
+    own = next((f for f in names if not is_library(f)), symbol)
+    return f"other ({own})"
+
+
+def by_purpose(counter, frames, symbols):
+    """Counter(pc as hex) -> Counter(purpose), see `PURPOSES`."""
+    addresses = [a for a, _ in symbols]
+    purposes = collections.Counter()
+    for pc, n in counter.items():
+        address = int(pc, 16)
+        i = bisect.bisect_right(addresses, address) - 1
+        symbol = demangle(symbols[i][1]) if i >= 0 else "?"
+        purposes[purpose_of(symbol, frames.get(address, []))] += n
+    return purposes
 
 
 def count_segments(lines, marks):
@@ -149,11 +201,11 @@ def by_function(counter, symbols):
     return functions
 
 
-def table(heading, functions, operations, top):
+def table(heading, functions, operations, top, column="function"):
     """Markdown: the functions by instructions per operation, the largest first; those under
     0.05 per operation and those past `top` summed as the rest."""
     total = sum(functions.values())
-    lines = [heading, "", "| function | instructions per operation | share |", "|---|---|---|"]
+    lines = [heading, "", f"| {column} | instructions per operation | share |", "|---|---|---|"]
     rest = total
     for function, n in functions.most_common(top):
         if n / operations < 0.05:
@@ -260,9 +312,13 @@ def main():
         total = sum(counter.values()) / operations
         lines += [f"## `sched.{name}`: {total:.1f} instructions per operation (the bench: {bench.get(name, '?')})", ""]
         lines += table("By symbol (what the linker sees):", by_function(counter, symbols), operations, args.top)
+        frames = source_frames(sorted(counter), args.elf)
         lines += table("By source function (code inlined from the project's own functions under their names, "
                        "library code under the function that inlined it; llvm-addr2line's inline frames):",
-                       by_source_function(counter, args.elf), operations, args.top)
+                       by_source_function(counter, frames), operations, args.top)
+        lines += table("By purpose (what each instruction is for, from the functions it was inlined from; "
+                       "`PURPOSES` in scripts/profile.py):", by_purpose(counter, frames, symbols), operations,
+                       len(PURPOSES) + 6, column="purpose")
     if args.listing:
         instructions = disassembly(args.elf)
         Path(args.listing).mkdir(parents=True, exist_ok=True)

@@ -789,6 +789,28 @@ class Profile(unittest.TestCase):
         self.assertTrue(profile_tool.is_library("core::sync::atomic::atomic_load"))
         self.assertFalse(profile_tool.is_library("beamcore::sched::stats::add"))
 
+    def test_an_instruction_counts_for_its_most_telling_purpose(self):
+        purpose = profile_tool.purpose_of
+        self.assertEqual(purpose("context_switch_from_process", []), profile_tool.SWITCH_PURPOSE)
+        # A counter update inlined into the queue-wait histogram counts for the histogram.
+        self.assertEqual(purpose("next_turn_from_process",
+                                 ["beamcore::sched::stats::add", "beamcore::sched::stats::record_wait",
+                                  "beamcore::sched::dispatch::begin_turn", "next_turn_from_process"]),
+                         "queue-wait stamp and histogram")
+        # The deque inlined into the run queue's take counts for the deque.
+        self.assertEqual(purpose("next_turn_from_process",
+                                 ["core::sync::atomic::atomic_load", "beamcore_deque::chase_lev::Stealer<A>::steal",
+                                  "beamcore::sched::runqueue::RunQueues::take_next", "next_turn_from_process"]),
+                         "deque: push, FIFO take (LDXR/STXR)")
+        self.assertEqual(purpose("next_turn_from_process", ["next_turn_from_process"]),
+                         "the turn: end, pick, start (dispatch)")
+        self.assertEqual(purpose("memset", ["compiler_builtins::mem::memset"]), "other (memset)")
+        counter = {f"{0x40002000:016x}": 3, f"{0x40003000:016x}": 2}
+        frames = {0x40002000: ["beamcore::sched::trace::process_event"], 0x40003000: []}
+        symbols = [(0x40002000, "next_turn_from_process"), (0x40003000, "context_switch_from_process")]
+        self.assertEqual(profile_tool.by_purpose(counter, frames, symbols),
+                         {"trace switch (trace=off)": 3, profile_tool.SWITCH_PURPOSE: 2})
+
     def test_instructions_count_between_the_marks_only(self):
         def line(pc):
             return f"Trace 0: 0x7f0000000000 [00004000/{pc:016x}/00000521/ff022201] \n"

@@ -202,8 +202,9 @@ impl RunQueues {
             } else if self.private[level].is_empty()
                 && let Some(queues) = &self.queues
             {
-                // With the private queue empty, either turn takes from the stealable one.
-                self.private_turn ^= 1 << level;
+                // With the private queue empty, either turn takes from the stealable one, and
+                // the turn is left as it is: the two alternate while both hold processes, which
+                // only the general path sees.
                 if let Take::Slot(slot) = take_oldest(&queues[level], stats) {
                     if level == usize::from(self.run_next_level) {
                         self.run_next_streak = 0;
@@ -211,9 +212,6 @@ impl RunQueues {
                     if let Some(slot) = self.accept(shared, stats, slot) {
                         return Some(slot);
                     }
-                } else {
-                    // The general path takes this turn again.
-                    self.private_turn ^= 1 << level;
                 }
             }
         }
