@@ -130,7 +130,9 @@ pub(super) fn switch_out(mut core: OnCore, pending: Pending) {
 /// frees its stack and slot).
 pub(super) fn exit_out(mut core: OnCore, reason: ExitReason) -> ! {
     let local = core.local();
-    debug_assert!(local.current.is_some(), "exit_out from a process");
+    // Checked in every build, as `switch_out` does: from outside a process (a kernel job, say)
+    // the switch below would leave for a scheduler context that is not waiting for it.
+    local.current.expect("exit from a process");
     local.pending = Pending::Exit(reason);
     let scheduler_context: *const Context = &local.context;
     // SAFETY: process side (SPSel 0), IRQs masked; `scheduler_context` as in `switch_out`; the
