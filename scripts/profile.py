@@ -164,15 +164,24 @@ def purpose_of(symbol, names):
     return f"other ({own})"
 
 
+def symbol_lookup(symbols):
+    """A function from an address to the demangled name of the symbol it lies in ("?" below the
+    first), over sorted [(address, name)]."""
+    addresses = [a for a, _ in symbols]
+
+    def name_of(address):
+        i = bisect.bisect_right(addresses, address) - 1
+        return demangle(symbols[i][1]) if i >= 0 else "?"
+    return name_of
+
+
 def by_purpose(counter, frames, symbols):
     """Counter(pc as hex) -> Counter(purpose), see `PURPOSES`."""
-    addresses = [a for a, _ in symbols]
+    name_of = symbol_lookup(symbols)
     purposes = collections.Counter()
     for pc, n in counter.items():
         address = int(pc, 16)
-        i = bisect.bisect_right(addresses, address) - 1
-        symbol = demangle(symbols[i][1]) if i >= 0 else "?"
-        purposes[purpose_of(symbol, frames.get(address, []))] += n
+        purposes[purpose_of(name_of(address), frames.get(address, []))] += n
     return purposes
 
 
@@ -196,11 +205,10 @@ def count_segments(lines, marks):
 
 def by_function(counter, symbols):
     """Counter(pc as hex) -> Counter(function name), from sorted [(address, name)]."""
-    addresses = [a for a, _ in symbols]
+    name_of = symbol_lookup(symbols)
     functions = collections.Counter()
     for pc, n in counter.items():
-        i = bisect.bisect_right(addresses, int(pc, 16)) - 1
-        functions[demangle(symbols[i][1]) if i >= 0 else "?"] += n
+        functions[name_of(int(pc, 16))] += n
     return functions
 
 
@@ -235,12 +243,11 @@ def disassembly(elf_path):
 def listing_lines(counter, symbols, instructions, operations):
     """Text: each executed instruction in address order, with its count per operation, under a
     heading per symbol that gives the symbol's total."""
-    addresses = [a for a, _ in symbols]
+    name_of = symbol_lookup(symbols)
     by_symbol = collections.defaultdict(list)
     for pc, n in counter.items():
         address = int(pc, 16)
-        i = bisect.bisect_right(addresses, address) - 1
-        by_symbol[demangle(symbols[i][1]) if i >= 0 else "?"].append((address, n))
+        by_symbol[name_of(address)].append((address, n))
     lines = []
     for name, rows in sorted(by_symbol.items(), key=lambda item: -sum(n for _, n in item[1])):
         lines.append(f"== {name}: {sum(n for _, n in rows) / operations:.1f} per operation")

@@ -118,6 +118,12 @@ impl<A: DequeAtomics> WorkQueue<A> {
         if self.overflow.len() != 0 {
             return self.push_behind_spilled(item);
         }
+        self.push_or_spill(item)
+    }
+
+    /// Into the deque, or the overflow when the deque is full.
+    #[inline(always)]
+    fn push_or_spill(&self, item: u64) -> PushedTo {
         match self.deque.push(item) {
             Ok(()) => PushedTo::Deque,
             Err(Full(item)) => self.spill(item),
@@ -136,10 +142,7 @@ impl<A: DequeAtomics> WorkQueue<A> {
             return PushedTo::Overflow;
         }
         drop(items);
-        match self.deque.push(item) {
-            Ok(()) => PushedTo::Deque,
-            Err(Full(item)) => self.spill(item),
-        }
+        self.push_or_spill(item)
     }
 
     /// `push` into a full deque: the item goes to the overflow.
