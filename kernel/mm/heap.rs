@@ -86,22 +86,33 @@ fn class_layout(class: usize) -> Layout {
 }
 
 /// Per core: bytes allocated minus bytes freed on that core since the scheduler last started a
-/// count there ([`start_count`]), at the start of each process's turn; at the turn's end it adds
-/// [`counted`] to the process's own figure, so a process's net allocation is known (and
+/// count there ([`TurnCount::start`]), at the start of each process's turn; at the turn's end it adds
+/// [`TurnCount::counted`] to the process's own figure, so a process's net allocation is known (and
 /// reported if it panics, since a panic does not unwind and cannot free what it held). A reset
 /// rather than a mark to subtract: a store at the turn's start and no subtraction at its end.
-static TURN_BYTES: [AtomicI64; MAX_CORES] = [const { AtomicI64::new(0) }; MAX_CORES];
+static TURN_BYTES: [TurnCount; MAX_CORES] = [const { TurnCount(AtomicI64::new(0)) }; MAX_CORES];
 
-/// Starts counting `core`'s heap balance from zero. Only `core` calls it, with IRQs masked.
-#[inline]
-pub fn start_count(core: usize) {
-    TURN_BYTES[core].store(0, Ordering::Relaxed);
+/// One core's heap balance since its last [`start`](TurnCount::start).
+pub struct TurnCount(AtomicI64);
+
+impl TurnCount {
+    /// Starts counting from zero. Only the owning core calls it, with IRQs masked.
+    #[inline(always)]
+    pub fn start(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+
+    /// Bytes allocated minus bytes freed on the core since its last [`start`](Self::start).
+    #[inline(always)]
+    pub fn counted(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
-/// Bytes allocated minus bytes freed on `core` since its last [`start_count`].
-#[inline]
-pub fn counted(core: usize) -> i64 {
-    TURN_BYTES[core].load(Ordering::Relaxed)
+/// Core `core`'s count. The scheduler keeps the reference beside its per-core state, so a turn
+/// reaches its count by one load, not the core's id and a bounds check each time.
+pub const fn turn_count(core: usize) -> &'static TurnCount {
+    &TURN_BYTES[core]
 }
 
 /// Counts `delta` bytes on this core. Only this core writes its counter (with the heap lock,
@@ -109,7 +120,7 @@ pub fn counted(core: usize) -> i64 {
 /// suffices.
 #[inline]
 fn count(delta: i64) {
-    if let Some(counter) = TURN_BYTES.get(crate::arch::cpu::core_id()) {
+    if let Some(TurnCount(counter)) = TURN_BYTES.get(crate::arch::cpu::core_id()) {
         counter.store(counter.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
     }
 }

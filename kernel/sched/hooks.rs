@@ -18,7 +18,6 @@ use crate::arch::context;
 use crate::arch::cpu;
 use crate::arch::exception::{Syndrome, TrapFrame};
 use crate::debug::backtrace::Backtrace;
-use crate::mm::heap;
 use crate::mm::stacks::GrowError;
 
 /// Holds the process running on this core on it (`hold`), or lets it move again. While held,
@@ -168,7 +167,7 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
     let process = process::slot(slot);
     // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a copy is read.
     let earlier_turns = unsafe { process.local().heap_net_bytes };
-    let held = earlier_turns + heap::counted(id);
+    let held = earlier_turns + core.scheduler().heap_turn.counted();
     // ORDERING: Relaxed: the running process's own generation, set before it ran.
     let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
     if is_program_main(pid) {

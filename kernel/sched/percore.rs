@@ -28,6 +28,7 @@ use super::stats::{self, CoreStats};
 use super::timeouts::Timeouts;
 use crate::arch::context::Context;
 use crate::arch::cpu::{self, IrqState};
+use crate::mm::heap::{self, TurnCount};
 use crate::mm::layout::MAX_CORES;
 use crate::sync::IrqSpinLock;
 
@@ -106,6 +107,9 @@ pub(crate) struct CoreScheduler {
     /// This core's counters (`stats::of`), kept here so that the owner reaches them from the
     /// scheduler it already holds: one load, not the core id and an index each time.
     pub(super) stats: &'static CoreStats,
+    /// This core's heap balance of the running turn (`heap::turn_count`), kept here for the
+    /// same reason as `stats`.
+    pub(super) heap_turn: &'static TurnCount,
     /// An `OnCore` is alive on this core (debug builds check there is never a second).
     #[cfg(debug_assertions)]
     entered: DebugFlag,
@@ -141,6 +145,7 @@ impl CoreScheduler {
             queues: SharedQueues::new(),
             attention: AtomicU32::new(0),
             stats: stats::of(0),
+            heap_turn: heap::turn_count(0),
             #[cfg(debug_assertions)]
             entered: DebugFlag::new(false),
         }
@@ -167,6 +172,7 @@ static SCHEDULERS: [CoreScheduler; MAX_CORES] = {
     let mut core = 0;
     while core < MAX_CORES {
         all[core].stats = stats::of(core);
+        all[core].heap_turn = heap::turn_count(core);
         core += 1;
     }
     all

@@ -68,18 +68,22 @@ impl<A: DequeAtomics> Worker<A> {
     }
 
     /// Items in the deque (exact when no thief is stealing at the same moment).
+    #[inline]
     pub fn len(&self) -> usize {
         self.shared.approximate_len()
     }
 
     /// Whether the deque looked empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Pushes `item` as the newest item, or hands it back in [`Full`] when `capacity` items are
     /// already there. Never overwrites an item, never loses one.
-    #[inline]
+    // Always inline: the scheduler's hand-off from one process to the next must call nothing
+    // out of line on its fast path (see `WorkQueue::try_push`).
+    #[inline(always)]
     pub fn push(&self, item: u64) -> Result<(), Full> {
         let shared = &self.shared;
         // Found once, before the fence below (which the compiler treats as clobbering memory,

@@ -97,11 +97,13 @@ impl<A: DequeAtomics> WorkQueue<A> {
     }
 
     /// Items in the queue, deque and overflow (exact when no thief is active).
+    #[inline]
     pub fn len(&self) -> usize {
         self.deque.len() + self.overflow.len()
     }
 
     /// Whether the queue looked empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -119,6 +121,19 @@ impl<A: DequeAtomics> WorkQueue<A> {
             return self.push_behind_spilled(item);
         }
         self.push_or_spill(item)
+    }
+
+    /// Pushes `item` into the lock-free deque if it can go there now (nothing spilled, room in
+    /// the deque); otherwise does nothing and hands it back, for [`push`](Self::push). For a
+    /// caller that must not make an out-of-line call on its fast path (the scheduler's hand-off
+    /// from one process to the next, which then needs no register saves): no path of this
+    /// function calls anything.
+    #[inline(always)]
+    pub fn try_push(&self, item: u64) -> Result<(), u64> {
+        if self.overflow.len() != 0 {
+            return Err(item);
+        }
+        self.deque.push(item).map_err(|Full(item)| item)
     }
 
     /// Into the deque, or the overflow when the deque is full.
@@ -190,6 +205,14 @@ impl<A: DequeAtomics> WorkQueue<A> {
             Steal::Empty => self.take_oldest_spilled(),
             other => other,
         }
+    }
+
+    /// [`take_oldest`](Self::take_oldest) from the lock-free deque only: [`Steal::Empty`] when the
+    /// deque is empty, though items may be spilled (then `take_oldest` refills it). No path of
+    /// this function calls anything (see [`try_push`](Self::try_push)).
+    #[inline(always)]
+    pub fn take_oldest_in_deque(&self) -> Steal {
+        self.deque_top.steal()
     }
 
     /// `take_oldest` when the deque is empty: refills it from the overflow, if anything is

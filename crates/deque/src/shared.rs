@@ -116,10 +116,11 @@ impl<A: DequeAtomics> SharedView<A> {
 
     /// Items between `top` and `bottom` by two Relaxed loads: exact for the owner between its
     /// own operations, a hint for anyone else (the two loads are not one snapshot).
+    #[inline(always)]
     pub(super) fn approximate_len(&self) -> usize {
         let bottom = A::load_relaxed(self.bottom());
         let top = A::load_relaxed(self.top());
-        let len = signed_distance(top, bottom).clamp(0, self.capacity() as i64);
+        let len = signed_distance(top, bottom).max(0).min(self.capacity() as i64);
         len as usize
     }
 }

@@ -61,30 +61,20 @@ context_switch_to_process:
     pop_callee_saved
     ret
 
-// switch_from_process(process: *mut Context, scheduler: *const Context)
-// Process side, SPSel = 0, IRQs masked. Saves the process, moves onto the scheduler's stack
-// below its saved frame (everything below it is free) and asks `next_turn_from_process` (Rust)
-// what runs next: x0 = 0, the scheduler loop (resumed as if its switch to a process had
-// returned); 1, the process whose saved stack pointer is x1; 2, the preempted process whose
-// trap frame is at x1 (copied onto this stack, then the exception return). Returns when
-// something resumes this process.
-.global context_switch_from_process
-context_switch_from_process:
-    push_callee_saved
-    mov     x9, sp
-    str     x9, [x0]
-// leave_process(_, scheduler: *const Context)
-// The same without saving anything: for a process that exits, whose registers nobody reads
-// again (its stack is freed once it is off it). x1 as above; never returns.
-.global context_leave_process
-context_leave_process:
+// hand_off: on the process's stack with SPSel = 0 and its registers saved (or not needed), x1
+// the scheduler's Context: moves onto the scheduler's stack below its saved frame (everything
+// below it is free), and asks `rust_function` (Rust) what runs next: x0 = 0, the scheduler loop
+// (resumed as if its switch to a process had returned); 1, the process whose saved stack pointer
+// is x1; 2, the preempted process whose trap frame is at x1 (copied onto this stack, then the
+// exception return).
+.macro hand_off rust_function
     msr     spsel, #1
     ldr     x9, [x1]
     mov     sp, x9
     mov     x19, x1
     // No caller's frame record on this stack: backtraces from the call below end here.
     mov     x29, #0
-    bl      next_turn_from_process
+    bl      \rust_function
     cbz     x0, 2f
     cmp     x0, #1
     b.ne    3f
@@ -104,6 +94,25 @@ context_leave_process:
     subs    x3, x3, #1
     b.ne    4b
     b       trap_return
+.endm
+
+// switch_from_process(process: *mut Context, scheduler: *const Context)
+// Process side, SPSel = 0, IRQs masked. Saves the process and hands the core off (above) with
+// `next_turn_from_process`. Returns when something resumes this process.
+.global context_switch_from_process
+context_switch_from_process:
+    push_callee_saved
+    mov     x9, sp
+    str     x9, [x0]
+    hand_off next_turn_from_process
+
+// leave_process(_, scheduler: *const Context)
+// The same without saving anything, for a process that exits, whose registers nobody reads
+// again (its stack is freed once it is off it): hands off with `next_turn_after_exit`, which
+// need not ask how the turn ended. x1 as above; never returns.
+.global context_leave_process
+context_leave_process:
+    hand_off next_turn_after_exit
 
 // resume_preempted(scheduler: *mut Context, frame: *const TrapFrame)
 // Scheduler side: saves the scheduler like a switch, copies the preempted process's trap frame

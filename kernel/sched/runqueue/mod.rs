@@ -76,6 +76,25 @@ pub(super) struct RunQueues {
     run_next_streak: u32,
 }
 
+/// What [`RunQueues::push_inline`] left to do.
+pub(super) enum InlinePush {
+    /// Nothing: the process is in its level's deque.
+    Done,
+    /// The process is in the deque of this level, and a core is asleep: wake a thief.
+    WakeAThief(usize),
+    /// The process (of this priority, counted as queued here) is in no queue yet: private,
+    /// `queues=shared`, or the deque full or items spilled.
+    Refused(Priority),
+}
+
+/// A process taken from a core's queues and counted as taken.
+pub(super) enum Accepted {
+    /// It runs.
+    Run(u32),
+    /// A low-priority process: the low-priority rule decides whether it runs.
+    Low(u32),
+}
+
 /// What a take from one level's queues found.
 enum Take {
     Slot(u32),
@@ -114,11 +133,50 @@ impl RunQueues {
     /// Queues a runnable process at the back of its level.
     #[inline(always)]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
+        match self.push_inline(shared, slot) {
+            InlinePush::Done => {}
+            rest => self.push_rest(shared, slot, rest),
+        }
+    }
+
+    /// The part of [`push`](Self::push) that calls nothing out of line: the usual case, a
+    /// movable process into a deque with room and nothing spilled, with no core asleep. What it
+    /// leaves undone, [`push_rest`](Self::push_rest) finishes. Split so that the hand-off from
+    /// one process to the next (`dispatch`) can leave the rest to a function it tail-calls, and
+    /// so needs no register saves of its own.
+    #[inline(always)]
+    pub(super) fn push_inline(&mut self, shared: &SharedQueues, slot: u32) -> InlinePush {
         let process = process::slot(slot);
         stamp_queued(process);
         let priority = process.priority();
         shared.count(priority, 1);
-        self.push_counted(shared, slot, priority);
+        let level = priority.level() as usize;
+        self.occupied |= 1 << level;
+        // ORDERING: Relaxed: as in `push_counted`.
+        if process.movable.load(Ordering::Relaxed)
+            && let Some(queues) = self.queues.as_ref()
+            && queues[level].try_push(u64::from(slot)).is_ok()
+        {
+            if SLEEPERS.is_empty() {
+                return InlinePush::Done;
+            }
+            return InlinePush::WakeAThief(level);
+        }
+        InlinePush::Refused(priority)
+    }
+
+    /// Finishes a [`push_inline`](Self::push_inline) that did not say `Done`.
+    #[inline(never)]
+    pub(super) fn push_rest(&mut self, shared: &SharedQueues, slot: u32, rest: InlinePush) {
+        match rest {
+            InlinePush::Done => {}
+            InlinePush::WakeAThief(level) => {
+                if let Some(queues) = self.queues.as_ref() {
+                    wake_a_thief(queues[level].len());
+                }
+            }
+            InlinePush::Refused(priority) => self.push_counted(shared, slot, priority),
+        }
     }
 
     /// Puts a process a message just woke into the "run next" slot; the one there before, if
@@ -183,37 +241,60 @@ impl RunQueues {
     /// lost race, the cap reached) in `take_next_slow`, which gives the same answer.
     #[inline(always)]
     pub(super) fn take_next(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
+        match self.take_next_inline(shared, stats) {
+            Some(Accepted::Run(slot)) => Some(slot),
+            Some(Accepted::Low(slot)) => self.take_low_or_next(shared, stats, slot),
+            None => self.take_next_slow(shared, stats),
+        }
+    }
+
+    /// The part of [`take_next`](Self::take_next) that calls nothing out of line (see
+    /// [`push_inline`](Self::push_inline)): `None`, with nothing taken, where `take_next_slow`
+    /// must decide; a low-priority process taken is for
+    /// [`take_low_or_next`](Self::take_low_or_next).
+    #[inline(always)]
+    pub(super) fn take_next_inline(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<Accepted> {
         let levels = self.occupied;
-        if levels != 0 {
-            let level = levels.trailing_zeros() as usize;
-            if self.run_next != NONE
-                && usize::from(self.run_next_level) == level
-                && (self.run_next_streak < RUN_NEXT_CAP || self.level_is_empty(level))
-            {
-                // Under its cap, or with nobody else waiting in its level: nobody to be fair to.
-                if self.run_next_streak >= RUN_NEXT_CAP {
-                    self.run_next_streak = 0;
-                }
-                let slot = core::mem::replace(&mut self.run_next, NONE);
-                self.run_next_streak += 1;
-                if let Some(slot) = self.accept(shared, stats, slot) {
-                    return Some(slot);
-                }
-            } else if self.private[level].is_empty()
-                && let Some(queues) = &self.queues
-            {
-                // With the private queue empty, either turn takes from the stealable one, and
-                // the turn is left as it is: the two alternate while both hold processes, which
-                // only the general path sees.
-                if let Take::Slot(slot) = take_oldest(&queues[level], stats) {
-                    if level == usize::from(self.run_next_level) {
-                        self.run_next_streak = 0;
-                    }
-                    if let Some(slot) = self.accept(shared, stats, slot) {
-                        return Some(slot);
-                    }
-                }
+        if levels == 0 {
+            return None;
+        }
+        let level = levels.trailing_zeros() as usize;
+        if self.run_next != NONE
+            && usize::from(self.run_next_level) == level
+            && (self.run_next_streak < RUN_NEXT_CAP || self.level_is_empty(level))
+        {
+            // Under its cap, or with nobody else waiting in its level: nobody to be fair to.
+            if self.run_next_streak >= RUN_NEXT_CAP {
+                self.run_next_streak = 0;
             }
+            let slot = core::mem::replace(&mut self.run_next, NONE);
+            self.run_next_streak += 1;
+            return Some(self.accept_counted(shared, stats, slot));
+        }
+        if self.private[level].is_empty()
+            && let Some(queues) = &self.queues
+            // Spilled items, if the deque is empty, are `take_next_slow`'s to refill.
+            && let Take::Slot(slot) = take_oldest(stats, || queues[level].take_oldest_in_deque())
+        {
+            // With the private queue empty, either turn takes from the stealable one, and the
+            // turn is left as it is: the two alternate while both hold processes, which only
+            // the general path sees.
+            if level == usize::from(self.run_next_level) {
+                self.run_next_streak = 0;
+            }
+            return Some(self.accept_counted(shared, stats, slot));
+        }
+        None
+    }
+
+    /// A low-priority process `take_next_inline` took: it if the low-priority rule lets it
+    /// run, else (it went to the back of its level) the next process as `take_next_slow` finds.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn take_low_or_next(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Option<u32> {
+        if self.low_may_run(shared, slot) {
+            bump(&stats.local_pops);
+            return Some(slot);
         }
         self.take_next_slow(shared, stats)
     }
@@ -222,13 +303,27 @@ impl RunQueues {
     /// low-priority rule: `None` when it was passed over (and queued again at the back).
     #[inline(always)]
     fn accept(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Option<u32> {
+        match self.accept_counted(shared, stats, slot) {
+            Accepted::Run(slot) => Some(slot),
+            Accepted::Low(slot) if self.low_may_run(shared, slot) => {
+                bump(&stats.local_pops);
+                Some(slot)
+            }
+            Accepted::Low(_) => None,
+        }
+    }
+
+    /// Counts a process taken from this core's queues as no longer queued; a low-priority one
+    /// is left for the low-priority rule.
+    #[inline(always)]
+    fn accept_counted(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Accepted {
         let priority = process::slot(slot).priority();
         shared.count(priority, -1);
-        if priority == Priority::Low && !self.low_may_run(shared, slot) {
-            return None;
+        if priority == Priority::Low {
+            return Accepted::Low(slot);
         }
         bump(&stats.local_pops);
-        Some(slot)
+        Accepted::Run(slot)
     }
 
     /// The low-priority rule for a low process just taken: false when it is passed over (and
@@ -261,14 +356,15 @@ fn stamp_queued(process: &Process) {
 }
 
 /// The owner's FIFO take from its own stealable queue: the oldest item, from the top like a
-/// thief (spilled items are moved back into the deque first). After `TAKE_OLDEST_ATTEMPTS`
-/// retries in a row it gives up for this pass: the item is still in the queue (a failed CAS
-/// writes nothing; a lost race means a thief has it) and the scheduler loop comes back to it,
-/// at worst after stealing or sleeping until the next tick.
+/// thief. `take` is the queue's `take_oldest` (spilled items are moved back into the deque
+/// first) or `take_oldest_in_deque` (they are left to a later take). After
+/// `TAKE_OLDEST_ATTEMPTS` retries in a row it gives up for this pass: the item is still in the
+/// queue (a failed CAS writes nothing; a lost race means a thief has it) and the scheduler loop
+/// comes back to it, at worst after stealing or sleeping until the next tick.
 #[inline(always)]
-fn take_oldest(queue: &WorkQueue<NativeAtomics>, stats: &CoreStats) -> Take {
+fn take_oldest(stats: &CoreStats, mut take: impl FnMut() -> Steal) -> Take {
     for _ in 0..TAKE_OLDEST_ATTEMPTS {
-        match queue.take_oldest() {
+        match take() {
             Steal::Success(item) => return Take::Slot(item as u32),
             Steal::Empty => return Take::Empty,
             // A thief took the top item first, or the store-exclusive kept failing: look again.

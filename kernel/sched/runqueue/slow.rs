@@ -128,8 +128,15 @@ impl RunQueues {
     }
 
     /// Whether `level`'s queues (not the "run next" slot) look empty.
+    #[inline(always)]
     pub(super) fn level_is_empty(&self, level: usize) -> bool {
-        self.private[level].is_empty() && self.queues.as_ref().is_none_or(|q| q[level].is_empty())
+        // A `match`, not `is_none_or`: its closure is not always inlined, and the hand-off's
+        // inline take must call nothing (see `RunQueues::push_inline`).
+        self.private[level].is_empty()
+            && match &self.queues {
+                Some(queues) => queues[level].is_empty(),
+                None => true,
+            }
     }
 
     /// The next process of `level`'s queues, alternating between the private and the stealable
@@ -143,10 +150,10 @@ impl RunQueues {
         if private_first {
             match private.pop_front() {
                 Some(slot) => Take::Slot(slot),
-                None => take_oldest(queue, stats),
+                None => take_oldest(stats, || queue.take_oldest()),
             }
         } else {
-            match take_oldest(queue, stats) {
+            match take_oldest(stats, || queue.take_oldest()) {
                 Take::Empty => private.pop_front().map_or(Take::Empty, Take::Slot),
                 Take::GaveUp => private.pop_front().map_or(Take::GaveUp, Take::Slot),
                 taken => taken,

@@ -305,6 +305,27 @@ fn work_queue_take_oldest_is_fifo_across_spill_and_refill() {
 }
 
 #[test]
+fn work_queue_try_push_and_take_in_deque_stay_out_of_the_overflow() {
+    let queue = WorkQueue::<Portable>::new(2).expect("capacity");
+    assert_eq!(queue.try_push(0), Ok(()));
+    assert_eq!(queue.try_push(1), Ok(()));
+    // Full: handed back, nothing queued (the plain push would spill it).
+    assert_eq!(queue.try_push(2), Err(2));
+    assert_eq!((queue.len(), queue.overflow_len()), (2, 0));
+    assert_eq!(queue.push(2), PushedTo::Overflow);
+    assert_eq!(queue.take_oldest_in_deque(), Steal::Success(0));
+    // Room in the deque again, but an item is spilled: a push there would jump ahead of it.
+    assert_eq!(queue.try_push(3), Err(3));
+    assert_eq!(queue.take_oldest_in_deque(), Steal::Success(1));
+    // The deque is empty with an item spilled: only `take_oldest` refills.
+    assert_eq!(queue.take_oldest_in_deque(), Steal::Empty);
+    assert_eq!(queue.take_oldest(), Steal::Success(2));
+    assert_eq!(queue.try_push(3), Ok(()));
+    assert_eq!(queue.take_oldest_in_deque(), Steal::Success(3));
+    assert_eq!(queue.take_oldest(), Steal::Empty);
+}
+
+#[test]
 fn work_queue_thieves_steal_from_the_overflow_when_the_deque_is_empty() {
     let queue = WorkQueue::<Portable>::new(2).expect("capacity");
     let thief = queue.stealer();
