@@ -182,8 +182,9 @@ extern "C" fn next_turn_from_process() -> Next {
         Pending::Block => {
             local.current = None;
             local.pending = Pending::Nothing;
-            process::slot(ended).registers_saved();
+            // The heap count first: once its registers are saved another core may run it.
             account_heap(heap_turn, ended);
+            process::slot(ended).registers_saved();
         }
         _ => return next_turn_ended(core),
     }
@@ -285,8 +286,10 @@ extern "C" fn next_turn_ended(mut core: OnCore) -> Next {
         }
         Pending::Block => {
             local.pending = Pending::Nothing;
-            process::slot(ended).registers_saved();
+            // The heap count first: once its registers are saved another core may run it (and
+            // end its turn, adding to the same count).
             account_heap(heap_turn, ended);
+            process::slot(ended).registers_saved();
             trace::process_event(Event::Block, id, ended, 0);
         }
         pending => {
