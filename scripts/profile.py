@@ -142,7 +142,7 @@ PURPOSES = (
     ("run queues: levels, run-next, private, wake", ("runqueue::", "wake::", "OnCore::enqueue")),
     ("spawn: slot, stack, entry", ("table::", "stacks::", "Entry::put", "spawn_with", "on_kernel_stack")),
     ("exit: ending the process", ("ending::", "api::exit", "exit_out")),
-    ("the turn: end, pick, start (dispatch)", ("dispatch::", "next_turn_from_process", "switch_out")),
+    ("the turn: end, pick, start (dispatch)", ("dispatch::", "next_turn_from_process", "next_turn_after_exit", "switch_out")),
     # Last: the benchmark's functions inline the API calls above, which count for themselves.
     ("the process's own code (the benchmark's loop, its closure's call)", ("bench_sched::", "entry::",
                                                                              "process_entry")),

@@ -4,7 +4,7 @@
 Runs the `make run` kernel under `-icount shift=0,sleep=off` (as `make bench BENCH=balance`)
 and the simulator on the same workload, policy and core count, and compares how the work was
 shared between the cores: the report's per-core `work`, its busiest / mean (`max_over_mean`).
-Each case runs with the bootarg `seed` at 1 to 5 on both sides, and compares the means. Two
+Each case runs with the bootarg `seed` at 1 to 10 on both sides, and compares the means. Two
 simulations per case:
 
 - `sim`: a real machine's equal cores (what `make sim` reports);
@@ -38,7 +38,7 @@ HOST = bench.HOST_TARGET
 SIM = ROOT / f"target/sim/{HOST}/release/beamcore-sim"
 # Seeds both sides run with (the bootarg `seed` in QEMU, `--seed` in the simulator); each side's
 # max/mean is averaged over them.
-SEEDS = [1, 2, 3, 4, 5]
+SEEDS = list(range(1, 11))
 
 
 def summed(runs):

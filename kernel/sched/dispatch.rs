@@ -222,7 +222,13 @@ extern "C" fn next_turn_low(mut core: OnCore, slot: u32) -> Next {
 /// loop would pick it, or the loop.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
-extern "C" fn next_turn_take(mut core: OnCore) -> Next {
+extern "C" fn next_turn_take(core: OnCore) -> Next {
+    take_and_begin_turn(core)
+}
+
+/// The next process from this core's queues and the start of its turn, or the loop.
+#[inline(always)]
+fn take_and_begin_turn(mut core: OnCore) -> Next {
     let next = {
         let shared = &core.scheduler().queues;
         let stats = core.scheduler().stats;
@@ -298,12 +304,7 @@ extern "C" fn next_turn_ended(mut core: OnCore) -> Next {
         }
     }
     // The take inline (not `next_turn_take`, whose frame would come on top of this one's).
-    let next = {
-        let shared = &core.scheduler().queues;
-        let stats = core.scheduler().stats;
-        core.local().queues.take_next(shared, stats)
-    };
-    begin_next_turn(core, next)
+    take_and_begin_turn(core)
 }
 
 /// Adds what the heap grew by on this core during the turn that just ended to the process's
