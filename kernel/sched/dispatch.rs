@@ -63,14 +63,13 @@ fn kill_requested(slot: u32) -> bool {
 /// to resume it. `may_trace` false: the caller found tracing off (no trace call to inline).
 #[inline(always)]
 fn begin_turn(core: &mut OnCore, slot: u32, may_trace: bool) -> Next {
-    let id = core.id();
     // SAFETY: the process is out of every queue: this core owns it.
     let process_local = unsafe { process::slot(slot).local() };
     process_local.reductions = reductions_per_slice();
     let stats = core.scheduler().stats;
     bump(&stats.executed);
     if may_trace {
-        trace::process_event(Event::Run, id, slot, 0);
+        trace::process_event(Event::Run, core.id(), slot, 0);
     }
     let now = cpu::counter();
     record_wait(stats, now.wrapping_sub(process_local.queued_at));
@@ -161,8 +160,9 @@ pub(super) fn exit_out(mut core: OnCore, reason: ExitReason) -> ! {
 #[unsafe(no_mangle)]
 extern "C" fn next_turn_from_process() -> Next {
     let mut core = OnCore::enter();
-    // ORDERING: Relaxed, as in `attention::loop_needed`.
-    if core.scheduler().attention.load(Ordering::Relaxed) != 0 || trace::enabled() {
+    // Any bit set, `attention::TRACING` included (tracing is only ever on where it is set), takes
+    // the general path. ORDERING: Relaxed, as in `attention::loop_needed`.
+    if core.scheduler().attention.load(Ordering::Relaxed) != 0 {
         return next_turn_general(core);
     }
     let shared = &core.scheduler().queues;

@@ -54,6 +54,9 @@ pub(crate) fn init_core_scheduler() {
     if cpu::core_id() == 0 {
         attention::set_own(&core, attention::REBALANCE, true);
     }
+    if settings::trace_requested() {
+        attention::set_own(&core, attention::TRACING, true);
+    }
     if trace::init_core_ring(settings::trace_requested()).is_err() {
         crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
     }

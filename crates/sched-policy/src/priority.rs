@@ -47,6 +47,14 @@ impl Priority {
         }
     }
 
+    /// `level() as usize`, computed as the smaller of the priority's number and 2: a compare and
+    /// a select where the `match` above compiles to two of each (a run-queue push does this once
+    /// per process queued).
+    #[inline]
+    pub fn level_index(self) -> usize {
+        (self as usize).min(Level::NormalLow as usize)
+    }
+
     /// The weight of one runnable process of this priority in a core's load (4, 3, 2, 1).
     pub fn load_weight(self) -> u64 {
         match self {
@@ -61,8 +69,12 @@ impl Priority {
         self as u8
     }
 
+    /// The inverse of [`as_u8`](Self::as_u8). Only its two low bits are read: the byte is always
+    /// one `as_u8` wrote, and the mask makes the decoding one `and` with no clamp.
+    #[inline]
     pub fn from_u8(value: u8) -> Priority {
-        match value {
+        debug_assert!(value < 4, "not a priority: {value}");
+        match value & 3 {
             0 => Priority::Max,
             1 => Priority::High,
             2 => Priority::Normal,
@@ -126,6 +138,9 @@ mod tests {
         assert_eq!(first_nonempty([false, true, true]), Some(Level::High));
         assert_eq!(first_nonempty([true, true, true]), Some(Level::Max));
         assert_eq!(Priority::Low.level(), Priority::Normal.level());
+        for p in Priority::ALL {
+            assert_eq!(p.level_index(), p.level() as usize, "{p:?}");
+        }
     }
 
     #[test]

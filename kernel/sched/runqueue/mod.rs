@@ -150,7 +150,7 @@ impl RunQueues {
         stamp_queued(process);
         let priority = process.priority();
         shared.count(priority, 1);
-        let level = priority.level() as usize;
+        let level = priority.level_index();
         self.occupied |= 1 << level;
         // ORDERING: Relaxed: as in `push_counted`.
         if process.movable.load(Ordering::Relaxed)
@@ -192,7 +192,7 @@ impl RunQueues {
         stamp_queued(process);
         let priority = process.priority();
         shared.count(priority, 1);
-        let level = priority.level() as u8;
+        let level = priority.level_index() as u8;
         self.occupied |= 1 << level;
         let before = core::mem::replace(&mut self.run_next, slot);
         let before_level = core::mem::replace(&mut self.run_next_level, level);
@@ -207,7 +207,7 @@ impl RunQueues {
     #[inline(always)]
     fn push_counted(&mut self, shared: &SharedQueues, slot: u32, priority: Priority) {
         let process = process::slot(slot);
-        let level = priority.level() as usize;
+        let level = priority.level_index();
         self.occupied |= 1 << level;
         // ORDERING: Relaxed: the flag is written by whoever owns the process (as we do now),
         // before the queue or inbox that handed it to us.
