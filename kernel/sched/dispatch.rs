@@ -156,7 +156,7 @@ pub(super) fn exit_out(mut core: OnCore, reason: ExitReason) -> ! {
 /// wasted work here: the switch's assembly restores all of them from the next context anyway.
 /// The functions it tail-calls are `extern "C"` like it, because a tail call needs one calling
 /// convention on both sides; only Rust calls them, so what they take needs no C layout.
-/// 12 instructions per yield, 13 per message hop (docs/scheduler.md, "Cost").
+/// Worth 12 instructions per yield and 13 per message hop when it came (docs/scheduler.md, "Cost").
 #[unsafe(no_mangle)]
 extern "C" fn next_turn_from_process() -> Next {
     let mut core = OnCore::enter();
