@@ -193,22 +193,8 @@ extern "C" fn next_turn_from_process() -> Next {
         Some(Accepted::Run(slot)) if !kill_requested(slot) => begin_turn(&mut core, slot, false),
         Some(Accepted::Run(slot)) => next_turn_after_kill(core, slot),
         Some(Accepted::Low(slot)) => next_turn_low(core, slot),
-        None => next_turn_take_slow(core),
+        None => next_turn_take(core),
     }
-}
-
-/// `next_turn_from_process` when the inline take found nothing it could take: the rest of
-/// `take_next` (not all of it, whose inline part would look again and, after a lost race, retry
-/// past `TAKE_OLDEST_ATTEMPTS`).
-#[inline(never)]
-#[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
-extern "C" fn next_turn_take_slow(mut core: OnCore) -> Next {
-    let next = {
-        let shared = &core.scheduler().queues;
-        let stats = core.scheduler().stats;
-        core.local().queues.take_next_slow(shared, stats)
-    };
-    begin_next_turn(core, next)
 }
 
 /// `next_turn_from_process` once the ended process is pushed, but not all the way

@@ -15,7 +15,7 @@ impl RunQueues {
     /// `take_next` for every case.
     #[cold]
     #[inline(never)]
-    pub(in crate::sched) fn take_next_slow(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
+    pub(super) fn take_next_slow(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
         if self.queues.is_none() {
             return self.take_next_shared(shared, stats);
         }
