@@ -46,7 +46,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration
+.PHONY: structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-handoff
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -119,7 +119,7 @@ debug: kernel
 	@echo "==> debug: QEMU ($(BOARD)) and gdb-multiarch on $(RUN_ELF)"
 	python3 scripts/debug.py $(RUN_ELF) $(RUN_KERNEL)
 
-test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake test-calibration
+test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake test-calibration test-handoff
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests, and the repository checks"
@@ -234,6 +234,12 @@ test-sim:
 test-calibration: $(SETUP_STAMP) kernel sim-build
 	@echo "==> test-calibration: the simulator against the kernel in QEMU under -icount, 4 and 8 cores"
 	python3 scripts/sim-calibrate.py --no-record
+
+# The hand-off from one process to the next keeps its shape: no callee-saved register saved, no
+# call out of line but a panic (scripts/check-handoff.py says why).
+test-handoff: $(SETUP_STAMP) kernel
+	@echo "==> test-handoff: next_turn_from_process saves no registers and calls nothing out of line"
+	python3 scripts/check-handoff.py
 
 check: fmt clippy structure
 

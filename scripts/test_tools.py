@@ -53,6 +53,7 @@ ksyms = load("beamcore_ksyms", "ksyms.py")
 linker = load("beamcore_link_kallsyms", "link-kallsyms.py")
 structure = load("beamcore_check_structure", "check-structure.py")
 profile_tool = load("beamcore_profile", "profile.py")
+handoff = load("beamcore_check_handoff", "check-handoff.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -826,6 +827,43 @@ class Profile(unittest.TestCase):
         table = profile_tool.table("heading", functions, 2, top=1)
         self.assertIn("| `beamcore::sched::turn` | 1.5 | 75% |", table)
         self.assertIn("| (the rest) | 0.5 | 25% |", table)
+
+
+class HandoffShape(unittest.TestCase):
+    # As llvm-objdump --no-show-raw-insn prints it.
+    FRAMELESS = """
+0000000040220d10 <next_turn_from_process>:
+40220d10:      	stp	x29, x30, [sp, #-16]!
+40220d14:      	mov	x29, sp
+40220d18:      	ldr	w8, [x0, #1224]
+40220d1c:      	cbnz	w8, 0x40220e00 <next_turn_from_process+0xf0>
+40220d20:      	str	x2, [x9, #224]
+40220d24:      	ldp	x29, x30, [sp], #16
+40220d28:      	b	0x40221000 <_ZN8beamcore5sched8dispatch17next_turn_general17h0123456789abcdefE>
+40220d2c:      	bl	0x40229fb8 <_RNvNtCsbcsGJ9IzBgZ_4core9panicking18panic_bounds_check>
+40220d30:      	b	0x40220d18 <next_turn_from_process+0x8>
+"""
+
+    def test_a_frame_record_tail_calls_and_panics_pass(self):
+        found, tail_calls = handoff.problems(handoff.instructions(self.FRAMELESS))
+        self.assertEqual(found, [])
+        self.assertEqual(tail_calls, ["_ZN8beamcore5sched8dispatch17next_turn_general17h0123456789abcdefE"],
+                         "a branch inside the function is not a tail call")
+
+    def test_saved_registers_and_calls_fail(self):
+        with_saves = self.FRAMELESS.replace("\tmov\tx29, sp", "\tstp\tx20, x19, [sp, #48]").replace(
+            "\tldr\tw8, [x0, #1224]", "\tstp\td8, d9, [sp, #96]")
+        with_call = self.FRAMELESS.replace(
+            "b\t0x40221000 <_ZN8beamcore5sched8dispatch17next_turn_general17h0123456789abcdefE>",
+            "bl\t0x40221000 <_ZN8beamcore5sched8runqueue4slow13level_is_empty17h0123456789abcdefE>")
+        found, _ = handoff.problems(handoff.instructions(with_saves))
+        self.assertEqual(len(found), 2, found)
+        self.assertTrue(all("callee-saved" in line for line in found))
+        found, _ = handoff.problems(handoff.instructions(with_call))
+        self.assertEqual(found, ["calls out of line: bl _ZN8beamcore5sched8runqueue4slow13level_is_empty"
+                                 "17h0123456789abcdefE"])
+        found, _ = handoff.problems(handoff.instructions(self.FRAMELESS + "40220d34:      \tblr\tx9\n"))
+        self.assertEqual(found, ["calls through a register: blr x9"])
 
 
 if __name__ == "__main__":
