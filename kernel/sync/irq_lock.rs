@@ -44,9 +44,9 @@ impl<T> IrqSpinLock<T> {
     /// Masks IRQs, then spins until the lock is free.
     pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
         let irq = cpu::irq_save();
-        let guard = self.inner.lock();
-        self.owner.store(cpu::core_id(), Ordering::Relaxed);
-        IrqSpinLockGuard { guard: Some(guard), owner: &self.owner, irq: Some(irq) }
+        let mut guard = self.lock_irqs_masked();
+        guard.irq = Some(irq);
+        guard
     }
 
     /// Like [`lock`](Self::lock), for a caller that has masked IRQs already and keeps them
