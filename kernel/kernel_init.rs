@@ -122,6 +122,9 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     for rejection in &parsed.rejections {
         println!("{rejection}");
     }
+    if parsed.rejections_not_kept > 0 {
+        println!("bootargs: {} more words ignored, not shown", parsed.rejections_not_kept);
+    }
     if platform.bootargs_cut != BootargsCut::Whole {
         println!("bootargs: command line ignored beyond {} bytes: too long", crate::platform::MAX_BOOTARGS_BYTES);
     }

@@ -4,28 +4,36 @@
 //! (`sched::on_panic`, which prints its backtrace), as its faults do.
 
 use core::fmt;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::arch::cpu;
 use crate::debug::backtrace::Backtrace;
 use crate::exit::{ExitCode, exit};
 
-/// Set by the first core to go down; later ones (or a panic inside the panic path) stop
-/// quietly so the first report is the one printed.
-static GOING_DOWN: AtomicBool = AtomicBool::new(false);
+/// The first core to go down, plus one (0: none yet). Later cores stop quietly so the first
+/// report is the one printed; the same core again means a panic or fault while its own report
+/// was being written (a `Display` in the message that panics, say), which gets one line that
+/// formats nothing and exits, so the run still ends with a `PANIC` line instead of hanging.
+static GOING_DOWN: AtomicUsize = AtomicUsize::new(0);
 
 /// Prints `details`, then `PANIC core <id>: <message>`, and exits with status 1.
 pub fn fatal(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> ! {
     let _ = cpu::irq_save();
-    // Plain load and store, no exclusives: this may run before the MMU is on. Relaxed (was
-    // Acquire/Release, which paired to publish nothing): a later core only stops on seeing the
-    // flag, it reads nothing the first one wrote; two cores racing past the check both print,
-    // which no ordering would prevent (only an exclusive swap would).
-    if GOING_DOWN.load(Ordering::Relaxed) {
-        crate::smp::halt_this_core();
+    let me = cpu::core_id();
+    // Plain load and store, no exclusives: this may run before the MMU is on. Relaxed: a later
+    // core only stops on seeing the value, it reads nothing the first one wrote; two cores
+    // racing past the check both print, which no ordering would prevent (only an exclusive swap
+    // would).
+    match GOING_DOWN.load(Ordering::Relaxed) {
+        0 => {}
+        first if first == me + 1 => {
+            crate::console::write_final(format_args!("\nPANIC core {me}: panicked again while reporting a panic\n"));
+            exit(ExitCode::Failure(1))
+        }
+        _ => crate::smp::halt_this_core(),
     }
-    GOING_DOWN.store(true, Ordering::Relaxed);
-    crate::console::write_final(format_args!("{details}PANIC core {}: {message}\n", cpu::core_id()));
+    GOING_DOWN.store(me + 1, Ordering::Relaxed);
+    crate::console::write_final(format_args!("{details}PANIC core {me}: {message}\n"));
     exit(ExitCode::Failure(1))
 }
 

@@ -10,7 +10,10 @@ Each tests/NN_name.rs is a small kernel. Its header lines say how to run and jud
     //! qemu-test: exit=1                      (expected QEMU status; default 0)
     //! qemu-test: expect=<regex>              (a console line must match; repeatable)
     //! qemu-test: forbid=<regex>              (no console line may match; repeatable)
-    //! qemu-test: expect-count=smp <regex>    (exactly SMP lines match; or a number)
+    //! qemu-test: expect-count=smp <regex>    (exactly SMP lines match; or a number; or
+                                               `said:LABEL`: as many as the test kernel's own
+                                               console line `said-count LABEL: N` says, for a
+                                               count only the run knows)
     //! qemu-test: expect-order=<regex>        (lines matching each, in this order; repeatable:
                                                each must match a line after the previous one's)
     //! qemu-test: timeout=60                  (deadline in seconds; default 60)
@@ -272,9 +275,17 @@ def judge(output, status, spec, smp):
             problems.append(f"line matches forbidden /{regex.pattern}/: {bad[0]!r}")
     problems += order_problems(lines, spec.get("expect_order", []))
     for count, regex in spec["expect_count"]:
-        # "smp", "smp*K" or a number.
-        factor = int(count.split("*", 1)[1]) if count.startswith("smp*") else 1
-        wanted = smp * factor if count.startswith("smp") else int(count)
+        # "smp", "smp*K", "said:LABEL" or a number.
+        if count.startswith("said:"):
+            label = count.split(":", 1)[1]
+            said = [m for l in lines if (m := re.fullmatch(rf"said-count {re.escape(label)}: (\d+)", l))]
+            if not said:
+                problems.append(f"no line `said-count {label}: N` gives the count for /{regex.pattern}/")
+                continue
+            wanted = int(said[-1].group(1))
+        else:
+            factor = int(count.split("*", 1)[1]) if count.startswith("smp*") else 1
+            wanted = smp * factor if count.startswith("smp") else int(count)
         got = sum(1 for l in lines if regex.search(l))
         if got != wanted:
             problems.append(f"{got} lines match /{regex.pattern}/, expected {wanted}")

@@ -54,6 +54,7 @@ linker = load("beamcore_link_kallsyms", "link-kallsyms.py")
 structure = load("beamcore_check_structure", "check-structure.py")
 profile_tool = load("beamcore_profile", "profile.py")
 handoff = load("beamcore_check_handoff", "check-handoff.py")
+suite_runner = load("beamcore_test_qemu", "test-qemu.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -864,6 +865,33 @@ class HandoffShape(unittest.TestCase):
                                  "17h0123456789abcdefE"])
         found, _ = handoff.problems(handoff.instructions(self.FRAMELESS + "40220d34:      \tblr\tx9\n"))
         self.assertEqual(found, ["calls through a register: blr x9"])
+
+
+class SuiteJudge(unittest.TestCase):
+    """scripts/test-qemu.py's verdict on a finished run: the count a test kernel says itself."""
+
+    def spec(self, count, regex):
+        return {"exit": 0, "expect": [], "forbid": [], "expect_order": [],
+                "expect_count": [(count, suite_runner.re.compile(regex))]}
+
+    def test_a_said_count_must_match_the_lines(self):
+        console = "process <1.0> on core 0 ended: panic: x\nprocess <2.0> on core 1 ended: fault\nsaid-count ended: 2\n"
+        passed, why = suite_runner.judge(console, 0, self.spec("said:ended", r"^process .* ended: "), 4)
+        self.assertTrue(passed, why)
+        passed, why = suite_runner.judge(console.replace("said-count ended: 2", "said-count ended: 3"), 0,
+                                         self.spec("said:ended", r"^process .* ended: "), 4)
+        self.assertFalse(passed)
+        self.assertIn("2 lines match", why)
+
+    def test_a_missing_said_count_fails(self):
+        passed, why = suite_runner.judge("process <1.0> ended: x\n", 0, self.spec("said:ended", r"^process .* ended: "), 1)
+        self.assertFalse(passed)
+        self.assertIn("said-count ended", why)
+
+    def test_smp_and_numbers_still_count(self):
+        console = "core 0 online\ncore 1 online\n"
+        self.assertTrue(suite_runner.judge(console, 0, self.spec("smp", r"^core \d+ online"), 2)[0])
+        self.assertFalse(suite_runner.judge(console, 0, self.spec("3", r"^core \d+ online"), 2)[0])
 
 
 if __name__ == "__main__":

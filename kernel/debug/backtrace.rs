@@ -24,6 +24,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::symbols::{SymbolTable, kernel_symbols};
 use super::unwind::{self, MAX_FRAMES, Stop, Walk};
+use crate::arch::context::on_kernel_stack;
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
 use crate::mm::layout::{self, MAX_CORES};
@@ -80,7 +81,10 @@ impl Backtrace {
         // SAFETY: reads x29, this function's frame pointer (frame pointers are kept), with no
         // other effect.
         unsafe { asm!("mov {}, x29", out(reg) fp, options(nomem, nostack, preserves_flags)) };
-        Backtrace { pc: None, walk: walk_from(fp, &kernel_symbols()) }
+        // On the kernel stack: a panic on a process's stack takes its backtrace first, and the
+        // walk must never be what runs that stack out (a fault between setting and clearing
+        // `TAKING` would leave every later backtrace on this core empty).
+        Backtrace { pc: None, walk: on_kernel_stack(|| walk_from(fp, &kernel_symbols())) }
     }
 
     /// The calls that led to the instruction an exception interrupted: its address (ELR), then

@@ -17,6 +17,7 @@ use super::trace::{self, Event};
 use crate::arch::context;
 use crate::arch::cpu;
 use crate::arch::exception::{Syndrome, TrapFrame};
+use crate::console::LineBuffer;
 use crate::debug::backtrace::Backtrace;
 use crate::mm::stacks::GrowError;
 
@@ -76,11 +77,13 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     if let Err(error) = stack.grow_to(save_at, false) {
         // No room to save its registers: it has as good as overflowed, or no page was free.
         let reason = if error == GrowError::OutOfMemory { ExitReason::OutOfMemory } else { ExitReason::StackOverflow };
-        if reason == ExitReason::OutOfMemory {
-            // ORDERING: Relaxed: the running process's own generation, set before it ran.
-            let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
-            crate::println!("process {pid} on core {} ended: {reason} (preempted)", core.id());
-        }
+        // ORDERING: Relaxed: the running process's own generation, set before it ran.
+        let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
+        crate::println!(
+            "process {pid} on core {} ended: {reason} (preempted with under {frame_bytes} bytes of stack left to \
+             save its registers)",
+            core.id()
+        );
         end_with(&mut core, frame, reason);
         return;
     }
@@ -106,8 +109,9 @@ fn end_with(core: &mut OnCore, frame: &mut TrapFrame, reason: ExitReason) {
 
 /// A synchronous exception in a process (exception context). A translation fault just below
 /// the mapped part of its stack grows the stack, and the process goes on; any other ends it
-/// with the reason the fault implies. Returns true either way; false if no process was running
-/// (a kernel fault, which the caller reports as fatal).
+/// with the reason the fault implies. Returns true either way; false if no process was running,
+/// or if the fault came from kernel work on the process's behalf (IRQs masked) that growing
+/// does not resolve: both are the kernel's faults, which the caller reports as fatal.
 pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
     if !context::interrupted_process(frame) {
         return false;
@@ -123,17 +127,27 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
     // not in use while its fault is handled.
     let stack = unsafe { process.local().stack.as_mut() };
     let mut out_of_memory = false;
+    // With IRQs masked it was in kernel code (SPSR.I, bit 7: IRQs masked where it faulted),
+    // perhaps holding a lock or this core's scheduler state.
+    let kernel_code = frame.spsr & (1 << 7) != 0;
     if let Some(stack) =
         stack.filter(|s| syndrome.is_data_abort_here() && syndrome.is_translation_fault() && s.can_grow_to(far))
     {
         // Just below the mapped part of its stack: map it, and the access is retried on return.
-        // With IRQs masked it was in kernel code, perhaps holding a lock: it may take the last
-        // pages rather than be ended there (SPSR.I, bit 7: IRQs masked where it faulted).
-        let kernel_code = frame.spsr & (1 << 7) != 0;
+        // Kernel code may take the last pages rather than be ended there.
         match stack.grow_to(far, kernel_code) {
             Ok(()) => return true,
             Err(_) => out_of_memory = true,
         }
+    }
+    if kernel_code {
+        // Kernel work on the process's stack faulted and no growth resolves it. It may hold a
+        // lock (the heap's, a process's, the console's) that every core would then wait for
+        // forever if the process were ended here, so this is the kernel's own fault: reported
+        // as one, with the `PANIC` line, by a path that takes no lock this core may hold. (Kernel
+        // work starts with room made below it, `cpu::irq_save`, so only a kernel defect that
+        // uses more than `KERNEL_STACK_ROOM_BYTES` gets here.)
+        return false;
     }
     // SAFETY: as above; a copy of its stack's guard range is taken.
     let guard = unsafe { process.local().stack.as_ref() }.map(|s| s.guard());
@@ -154,12 +168,20 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
 
 /// A Rust panic (panic handler context). If it happened in a process's own code (on its stack,
 /// IRQs unmasked, so no kernel lock or per-core state is held), ends that process with
-/// `ExitReason::Panic` and never returns. Returns only when the panic is the kernel's own,
-/// which the caller treats as fatal.
+/// `ExitReason::Panic` and never returns. Returns only when the panic is the kernel's own (or
+/// the program's main process's), which the caller treats as fatal.
+///
+/// The message is the program's: its `Display` may itself panic or run out of stack. It is
+/// formatted here first, on the process's stack with IRQs unmasked and no lock held, so either
+/// is a new panic or a stack overflow of this same process, which ends it with its own line,
+/// never a fault under a kernel lock.
 pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
     if cpu::irqs_masked() || !context::running_on_process_stack() {
         return;
     }
+    let message = LineBuffer::format(message);
+    // From here to the exit IRQs stay masked: no preemption can end the process in between
+    // (with a second `ended:` line), and the room the kernel needs was made by the mask.
     let mut core = OnCore::enter();
     let id = core.id();
     let local = core.local();
@@ -174,11 +196,13 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
         // The program itself failed: that ends the run, as a kernel panic does.
         return;
     }
-    crate::println!(
-        "process {pid} on core {id} ended: panic: {message} ({} heap bytes it allocated are not reclaimed)\n\
-         {backtrace}",
+    // Every argument is the kernel's now: the report is formatted on the kernel stack.
+    crate::console::write_kernel_line(format_args!(
+        "process {pid} on core {id} ended: panic: {} ({} heap bytes it allocated are not reclaimed)\n{backtrace}",
+        message.as_str(),
         held.max(0)
-    );
+    ));
+    drop(message);
     bump(&core.scheduler().stats.faults);
     exit_out(core, ExitReason::Panic)
 }

@@ -15,7 +15,7 @@
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
-use core::fmt;
+use core::fmt::{self, Write};
 
 use beamcore_limits::{MAX_CORES, MAX_PROCESSES};
 use beamcore_platform::MAX_BOOTARGS_BYTES;
@@ -122,8 +122,6 @@ pub enum RejectReason {
     OutOfRange { min: u64, max: u64 },
     /// The value is not one of the setting's names.
     NotOneOf(&'static [&'static str]),
-    /// The command line has more words than the kernel keeps track of.
-    TooManyWords,
     /// The word holds bytes that are not UTF-8.
     NotUtf8,
     /// The word is the last one kept of a command line longer than [`MAX_BOOTARGS_BYTES`], and
@@ -152,7 +150,6 @@ impl fmt::Display for RejectReason {
                 }
                 Ok(())
             }
-            RejectReason::TooManyWords => write!(f, "too many words on the command line"),
             RejectReason::NotUtf8 => write!(f, "not valid UTF-8"),
             RejectReason::CutOff => write!(f, "cut off at the {MAX_BOOTARGS_BYTES}-byte command-line limit"),
         }
@@ -173,43 +170,41 @@ impl fmt::Display for Rejection<'_> {
     }
 }
 
-/// Shows bytes from the command line safely on a terminal: UTF-8 text as it is, except that
-/// control characters (C0, DEL, C1) and bytes that are not UTF-8 appear as `\xNN` (one per
-/// byte) and a backslash as `\\`, so an escape sequence on the command line cannot drive the
-/// terminal and what is shown can be told apart from what was typed.
+/// Shows bytes from the command line safely on a terminal: printable ASCII as it is, and every
+/// other byte (controls, DEL, anything above 0x7f, UTF-8 or not) as `\xNN`, a backslash as
+/// `\\`. No byte of the command line then reaches the terminal raw: no escape sequence, and
+/// no Unicode that changes how the line reads (a right-to-left override, U+202E, would show
+/// the rest of the line reversed); what is shown can always be told apart from what was typed.
 pub struct Escaped<'a>(pub &'a [u8]);
 
 impl fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for chunk in self.0.utf8_chunks() {
-            for c in chunk.valid().chars() {
-                if c == '\\' {
-                    f.write_str("\\\\")?;
-                } else if c.is_control() {
-                    let mut buffer = [0; 4];
-                    for byte in c.encode_utf8(&mut buffer).bytes() {
-                        write!(f, "\\x{byte:02x}")?;
-                    }
-                } else {
-                    write!(f, "{c}")?;
-                }
-            }
-            for byte in chunk.invalid() {
-                write!(f, "\\x{byte:02x}")?;
+        for &byte in self.0 {
+            match byte {
+                b'\\' => f.write_str("\\\\")?,
+                b' '..=b'~' => f.write_char(char::from(byte))?,
+                _ => write!(f, "\\x{byte:02x}")?,
             }
         }
         Ok(())
     }
 }
 
-/// Most rejections reported; more are summarised in one [`RejectReason::TooManyWords`].
-pub const MAX_REJECTIONS: usize = 16;
+/// Most rejections kept: as many words as a command line of [`MAX_BOOTARGS_BYTES`] can hold
+/// (one byte and a space each), so on the kernel's command line every rejected word is kept
+/// and reported. A longer line given to [`parse`] has the rest counted in
+/// [`Parsed::rejections_not_kept`].
+pub const MAX_REJECTIONS: usize = MAX_BOOTARGS_BYTES.div_ceil(2);
 
 /// The result of parsing: the effective configuration and what was ignored.
 #[derive(Debug)]
 pub struct Parsed<'a> {
     pub config: Config,
+    /// The words not applied, in the order given.
     pub rejections: heapless::Vec<Rejection<'a>, MAX_REJECTIONS>,
+    /// Rejected words after the first [`MAX_REJECTIONS`] (only a line longer than
+    /// [`MAX_BOOTARGS_BYTES`] has any): counted, so a report can say how many it does not show.
+    pub rejections_not_kept: usize,
 }
 
 /// What a setting's value must be, and how it changes the configuration `C` it belongs to.
@@ -370,7 +365,7 @@ impl fmt::Display for KnownKeys {
 /// cut inside its last word (see [`beamcore_platform::BootargsCut::InWord`]); that word is
 /// rejected, not applied.
 pub fn parse<'a>(command_line: &'a [u8], last_word_cut: bool, program: &mut dyn ProgramWords) -> Parsed<'a> {
-    let mut parsed = Parsed { config: Config::default(), rejections: heapless::Vec::new() };
+    let mut parsed = Parsed { config: Config::default(), rejections: heapless::Vec::new(), rejections_not_kept: 0 };
     let mut words = command_line.split(u8::is_ascii_whitespace).filter(|word| !word.is_empty()).peekable();
     while let Some(word) = words.next() {
         let outcome = if last_word_cut && words.peek().is_none() {
@@ -383,8 +378,7 @@ pub fn parse<'a>(command_line: &'a [u8], last_word_cut: bool, program: &mut dyn 
         if let Err(reason) = outcome {
             let rejection = Rejection { word, reason };
             if parsed.rejections.push(rejection).is_err() {
-                let last = parsed.rejections.len() - 1;
-                parsed.rejections[last] = Rejection { word, reason: RejectReason::TooManyWords };
+                parsed.rejections_not_kept += 1;
             }
         }
     }
@@ -509,13 +503,13 @@ mod tests {
     }
 
     #[test]
-    fn huge_numbers_and_too_many_words_do_not_panic() {
+    fn huge_numbers_and_many_words_do_not_panic() {
         let parsed = parse("ticks=99999999999999999999999999999");
         assert_eq!(parsed.rejections[0].reason, RejectReason::TooLarge { max: MAX_TICKS });
         let many = "x ".repeat(100);
         let parsed = parse(&many);
-        assert_eq!(parsed.rejections.len(), MAX_REJECTIONS);
-        assert_eq!(parsed.rejections[MAX_REJECTIONS - 1].reason, RejectReason::TooManyWords);
+        assert_eq!(parsed.rejections.len(), 100, "every rejected word is kept");
+        assert_eq!(parsed.rejections_not_kept, 0);
     }
 
     #[test]
@@ -684,12 +678,40 @@ mod tests {
         assert!(shown[0].starts_with("bootargs: \\x1b[2Jbogus=1 ignored: unknown key"), "{}", shown[0]);
         assert_eq!(shown[1], "bootargs: a\\\\b ignored: expected key=value");
         assert!(shown[2].starts_with("bootargs: \\x7f=1 ignored: unknown key"), "{}", shown[2]);
-        // U+0085 (a C1 control) is escaped byte by byte; printable non-ASCII text is not.
+        // U+0085 (a C1 control) and printable non-ASCII text alike are escaped byte by byte.
         assert!(shown[3].starts_with("bootargs: k=\\xc2\\x85 ignored: unknown key"), "{}", shown[3]);
-        assert_eq!(shown[4], "bootargs: w\u{f6}rd ignored: expected key=value");
+        assert_eq!(shown[4], "bootargs: w\\xc3\\xb6rd ignored: expected key=value");
         for line in &shown {
-            assert!(!line.chars().any(char::is_control), "{line:?}");
+            assert!(line.bytes().all(|b| (b' '..=b'~').contains(&b)), "{line:?}");
         }
+    }
+
+    #[test]
+    fn a_right_to_left_override_never_reaches_the_terminal() {
+        let parsed = super::parse("a\u{202e}b=1 \u{200f}x".as_bytes(), false, &mut NoProgramWords);
+        let shown: Vec<String> = parsed.rejections.iter().map(|r| r.to_string()).collect();
+        assert!(shown[0].starts_with("bootargs: a\\xe2\\x80\\xaeb=1 ignored: unknown key"), "{}", shown[0]);
+        assert_eq!(shown[1], "bootargs: \\xe2\\x80\\x8fx ignored: expected key=value");
+    }
+
+    #[test]
+    fn every_rejected_word_of_a_full_command_line_is_kept_in_order() {
+        // The most words a kernel command line holds: one byte and a space each.
+        let line = "x ".repeat(MAX_BOOTARGS_BYTES / 2);
+        let parsed = parse(&line);
+        assert_eq!(parsed.rejections.len(), MAX_BOOTARGS_BYTES / 2);
+        assert_eq!(parsed.rejections_not_kept, 0);
+        let forty: String = (1..=40).map(|i| format!("bad{i} ")).collect::<String>() + "ticks=3";
+        let parsed = parse(forty.as_str());
+        assert_eq!(parsed.config.ticks, 3);
+        let words: Vec<String> =
+            parsed.rejections.iter().map(|r| String::from_utf8(r.word.to_vec()).unwrap()).collect();
+        let expected: Vec<String> = (1..=40).map(|i| format!("bad{i}")).collect();
+        assert_eq!(words, expected, "each of the 40 words is reported once, in order, under its own name");
+        // A line longer than the kernel's limit (only a caller other than the kernel has one).
+        let long = "x ".repeat(MAX_REJECTIONS + 7);
+        let parsed = parse(&long);
+        assert_eq!((parsed.rejections.len(), parsed.rejections_not_kept), (MAX_REJECTIONS, 7));
     }
 
     #[test]

@@ -54,6 +54,15 @@ pub struct IrqState(u64);
 
 /// Masks IRQs on this core and returns the previous mask state.
 ///
+/// Masking is where kernel work begins: what runs with IRQs masked may hold a lock or this
+/// core's scheduler state, and must not fault. So when IRQs were unmasked (code that may be a
+/// process's own), the stack [`KERNEL_STACK_ROOM_BYTES`] below the stack pointer is touched
+/// first, before the mask: on a process's stack that maps the room (the stack grows on the
+/// fault), or, if the stack has no such room left, ends the process with a stack overflow right
+/// here, where it holds nothing. Kernel work on a process's stack then never meets the stack's
+/// edge (docs/memory.md, "the stack's edge"). A nested mask touches nothing: the outer one has
+/// made the room.
+///
 /// Masking and unmasking are compiler memory barriers (no `nomem`): the accesses they protect
 /// must not be moved across them. (An interrupt handler touches the same per-core data; with
 /// `nomem` the compiler was free to hoist a store above the mask, where the timer could see a
@@ -61,10 +70,41 @@ pub struct IrqState(u64);
 #[inline(always)]
 pub fn irq_save() -> IrqState {
     let daif: u64;
-    // SAFETY: reads DAIF, then sets PSTATE.I: only masks interrupts on this core.
-    unsafe { core::arch::asm!("mrs {}, daif", "msr daifset, #2", out(reg) daif, options(nostack, preserves_flags)) };
+    // SAFETY: reads DAIF; if PSTATE.I was clear, loads (and discards) one word
+    // KERNEL_STACK_ROOM_BYTES below SP, which lies in this stack's mapped part, the part it may
+    // grow into, or its guard (every guard is at least a page, and the room is less: checked
+    // below), so the load either succeeds or takes the stack-growth or stack-overflow fault the
+    // process fault handler resolves; then sets PSTATE.I: only masks interrupts on this core.
+    unsafe {
+        core::arch::asm!(
+            "mrs {daif}, daif",
+            "tbnz {daif}, #7, 2f",
+            "sub {probe}, sp, #{room}",
+            "ldr {probe}, [{probe}]",
+            "2:",
+            "msr daifset, #2",
+            daif = out(reg) daif,
+            probe = out(reg) _,
+            room = const KERNEL_STACK_ROOM_BYTES,
+            options(nostack, preserves_flags),
+        )
+    };
     IrqState(daif)
 }
+
+/// Bytes of stack every stretch of kernel work with IRQs masked may use below the stack pointer
+/// it started at ([`irq_save`] makes sure they are there). The stack-edge test (tests/91) makes
+/// kernel calls (spawn, monitor, send, receive with a timeout, yield, exit, a panic's report)
+/// at every margin from 4 KiB to 0 left: it passes with this room cut to 384 bytes and fails
+/// with 16 (the kernel's fault, reported with its `PANIC` line), so that work needs under 384;
+/// 1 KiB leaves room for paths the test does not take. The last kilobyte of every stack is
+/// thereby the kernel's: a kernel call made with less left ends the process with a stack
+/// overflow.
+pub const KERNEL_STACK_ROOM_BYTES: usize = 1024;
+const _: () = assert!(
+    KERNEL_STACK_ROOM_BYTES < beamcore_mem_layout::GUARD_BYTES,
+    "the probe must land in a stack's guard, never beyond it"
+);
 
 /// Restores the mask state returned by [`irq_save`] (a compiler memory barrier, as there).
 #[inline(always)]
