@@ -5,6 +5,7 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+use super::balance::should_wake_a_thief;
 use super::settings::balance;
 use crate::arch::cpu;
 use crate::core_set::CoreSet;
@@ -30,7 +31,7 @@ pub(super) static SEARCHING: AtomicUsize = AtomicUsize::new(0);
 pub(super) fn wake_a_thief(stealable_here: usize) {
     let sleepers = SLEEPERS.load();
     // ORDERING: Relaxed, as explained above.
-    if sleepers.is_empty() || stealable_here < balance().0.min_steal || SEARCHING.load(Ordering::Relaxed) != 0 {
+    if !should_wake_a_thief(&balance().0, stealable_here, !sleepers.is_empty(), SEARCHING.load(Ordering::Relaxed)) {
         return;
     }
     let me = cpu::core_id();

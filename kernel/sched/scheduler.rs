@@ -19,12 +19,12 @@
 use core::sync::atomic::Ordering;
 
 use super::attention;
-use super::balance::Rng;
+use super::balance::{Rng, max_searchers, search_pause_counts, search_spent};
 use super::dispatch::run;
 use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
 use super::percore::{self, OnCore};
 use super::settings;
-use super::settings::{search_counts, shared_queues, slice_counts};
+use super::settings::{search_timing, shared_queues, slice_counts};
 use super::shared_queue;
 use super::stats::{self, add};
 use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
@@ -172,11 +172,11 @@ fn search_a_little_longer(core: &mut OnCore) -> Option<(u64, u64)> {
     if cores < 2 {
         return None;
     }
-    let (budget, min, max) = search_counts();
+    let timing = search_timing();
     let now = cpu::counter();
     let local = core.local();
     if !local.searching {
-        let limit = (cores / 2).max(1);
+        let limit = max_searchers(cores);
         // ORDERING: Relaxed: the count only limits how many search; an overshoot by a racing
         // core costs a little spinning, never correctness.
         if SEARCHING.fetch_add(1, Ordering::Relaxed) >= limit {
@@ -186,13 +186,12 @@ fn search_a_little_longer(core: &mut OnCore) -> Option<(u64, u64)> {
         local.searching = true;
         local.search_started = now;
         local.search_rounds = 0;
-    } else if now.wrapping_sub(local.search_started) >= budget {
+    } else if search_spent(&timing, local.search_started, now) {
         local.stop_searching();
         return None;
     }
-    let pause = min.saturating_mul(1 << local.search_rounds.min(16)).min(max);
+    let pause = search_pause_counts(&timing, local.search_rounds, local.rng.next_u64());
     local.search_rounds += 1;
-    let pause = pause / 2 + local.rng.next_u64() % (pause / 2 + 1);
     Some((now, now + pause))
 }
 

@@ -5,7 +5,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
-use super::balance::{BalanceConfig, Strategy};
+use super::balance::{BalanceConfig, REBALANCE_PERIOD_NS, SearchTiming, Strategy, ns_to_counts};
 use super::placement::{QueueMode, SpawnPlacement};
 use super::table;
 use crate::arch::cpu;
@@ -26,18 +26,11 @@ static SHARED_QUEUES: AtomicBool = AtomicBool::new(false);
 /// `placement=` (an index into `SpawnPlacement::ALL`).
 static PLACEMENT: AtomicU8 = AtomicU8::new(0);
 
-/// How long an idle core keeps searching before it sleeps, and the longest pause between two of
-/// its steal rounds (the pauses grow exponentially from `SEARCH_PAUSE_MIN_NS`, with jitter).
-const SEARCH_BUDGET_NS: u64 = 50_000;
-const SEARCH_PAUSE_MIN_NS: u64 = 500;
-const SEARCH_PAUSE_MAX_NS: u64 = 8_000;
-/// The three above in counts, computed once at boot.
+/// The idle search's durations (`balance::SearchTiming`) in counts, computed once at boot.
 static SEARCH_BUDGET_COUNTS: AtomicU64 = AtomicU64::new(0);
 static SEARCH_PAUSE_MIN_COUNTS: AtomicU64 = AtomicU64::new(1);
 static SEARCH_PAUSE_MAX_COUNTS: AtomicU64 = AtomicU64::new(1);
-/// Push rebalancing looks for severe imbalance this often (counts are derived from it).
-const REBALANCE_PERIOD_US: u64 = 2_000;
-/// `REBALANCE_PERIOD_US` in counts, computed once at boot.
+/// `balance::REBALANCE_PERIOD_NS` in counts, computed once at boot.
 static REBALANCE_PERIOD_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
 
 // ORDERING (whole file): every setting is written once on the boot core before the other cores
@@ -60,11 +53,12 @@ pub(crate) fn init_global(
     // With one shared queue there is nothing to push from one core to another.
     let balance = BalanceConfig { rebalance: balance.rebalance && queues == QueueMode::PerCore, ..balance };
     BALANCE.call_once(|| (balance, strategy));
-    REBALANCE_PERIOD_COUNTS.store(crate::time::us_to_counts(REBALANCE_PERIOD_US), Ordering::Relaxed);
-    let ns_to_counts = |ns: u64| (ns.saturating_mul(cpu::counter_frequency()) / 1_000_000_000).max(1);
-    SEARCH_BUDGET_COUNTS.store(ns_to_counts(SEARCH_BUDGET_NS), Ordering::Relaxed);
-    SEARCH_PAUSE_MIN_COUNTS.store(ns_to_counts(SEARCH_PAUSE_MIN_NS), Ordering::Relaxed);
-    SEARCH_PAUSE_MAX_COUNTS.store(ns_to_counts(SEARCH_PAUSE_MAX_NS), Ordering::Relaxed);
+    let counter_hz = cpu::counter_frequency();
+    REBALANCE_PERIOD_COUNTS.store(ns_to_counts(REBALANCE_PERIOD_NS, counter_hz), Ordering::Relaxed);
+    let search = SearchTiming::at(counter_hz);
+    SEARCH_BUDGET_COUNTS.store(search.budget_counts, Ordering::Relaxed);
+    SEARCH_PAUSE_MIN_COUNTS.store(search.pause_min_counts, Ordering::Relaxed);
+    SEARCH_PAUSE_MAX_COUNTS.store(search.pause_max_counts, Ordering::Relaxed);
     SLICE_COUNTS.store(slice_counts.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
     table::init_table()
@@ -125,12 +119,12 @@ pub fn balance_config() -> (BalanceConfig, Strategy) {
 }
 
 /// The idle search's budget, shortest and longest pause, in counts.
-pub(super) fn search_counts() -> (u64, u64, u64) {
-    (
-        SEARCH_BUDGET_COUNTS.load(Ordering::Relaxed),
-        SEARCH_PAUSE_MIN_COUNTS.load(Ordering::Relaxed),
-        SEARCH_PAUSE_MAX_COUNTS.load(Ordering::Relaxed),
-    )
+pub(super) fn search_timing() -> SearchTiming {
+    SearchTiming {
+        budget_counts: SEARCH_BUDGET_COUNTS.load(Ordering::Relaxed),
+        pause_min_counts: SEARCH_PAUSE_MIN_COUNTS.load(Ordering::Relaxed),
+        pause_max_counts: SEARCH_PAUSE_MAX_COUNTS.load(Ordering::Relaxed),
+    }
 }
 
 /// How often push rebalancing looks, in counts.

@@ -8,7 +8,10 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::active::{self, may_run_here};
 use super::attention;
 use super::balance::CoreView;
-use super::balance::{NEVER, Refusal, Strategy, VictimPicker, backoff_counts, check_victim, steal_count};
+use super::balance::{
+    NEVER, RebalancePlan, Refusal, VictimPicker, backoff_counts, check_victim, cooldown_ends_at, plan_rebalance,
+    rebalance_due, steal_count, worth_a_thief,
+};
 use super::deque::Steal;
 use super::percore::{OnCore, scheduler};
 use super::process;
@@ -20,9 +23,6 @@ use super::wake::make_runnable;
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
 use crate::smp;
-
-/// Most processes one push-rebalancing round moves.
-const REBALANCE_BATCH: usize = 16;
 
 /// The most migrations any process has made.
 static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
@@ -88,8 +88,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
     let views = core_views(cores);
     let mut victims = {
         let local = core.local();
-        let effective = if strategy == Strategy::Adaptive { local.adaptive.current() } else { strategy };
-        VictimPicker::pick(effective, thief, &views, &mut local.rng, config.retries as usize)
+        VictimPicker::pick(strategy.effective(&local.adaptive), thief, &views, &mut local.rng, config.retries as usize)
     };
     // A core that left (or is leaving) is no victim: its queues are empty or being emptied by
     // itself, and it may hold nothing anyone waits for.
@@ -116,8 +115,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
                     Refusal::Empty => &stats.fail_empty,
                     Refusal::BelowThreshold => &stats.fail_below_threshold,
                     Refusal::Cooldown => {
-                        let at = last_steal.wrapping_add(config.cooldown_counts);
-                        cooled_at = Some(cooled_at.map_or(at, |t: u64| t.min(at)));
+                        cooled_at = cooldown_ends_at(&config, last_steal, cooled_at);
                         &stats.fail_cooldown
                     }
                     Refusal::MigrationLimit => &stats.fail_migration_limit,
@@ -213,27 +211,20 @@ pub(super) fn rebalance(core: &mut OnCore) {
         return;
     }
     let now = cpu::counter();
-    if now.wrapping_sub(core.local().last_rebalance) < rebalance_period_counts() {
+    let (config, _) = *balance();
+    if !rebalance_due(&config, now, core.local().last_rebalance, rebalance_period_counts()) {
         return;
     }
-    let (config, _) = *balance();
     core.local().last_rebalance = now;
     let views = core_views(cores);
     // Only cores that schedule: an offline core is neither robbed nor given work (a push that
     // races its leave is caught by its closed inbox and goes on, see `wake::deliver`).
-    let active = || (0..cores).filter(|&c| active::core_is_active(c));
-    let busiest = active().max_by_key(|&c| views[c].load).unwrap_or(0);
-    let idlest = active().min_by_key(|&c| views[c].load).unwrap_or(0);
-    let (high, low) = (views[busiest].load, views[idlest].load);
-    if busiest == idlest || high <= config.rebalance_ratio * low.max(1) || high <= low + config.imbalance {
+    let Some(RebalancePlan { from: busiest, to: idlest, batch }) =
+        plan_rebalance(&config, &views, active::core_is_active)
+    else {
         return;
-    }
-    if views[busiest].stealable < config.min_steal {
-        return;
-    }
+    };
     let Some(stealers) = scheduler(busiest).queues.stealers.get() else { return };
-    // Enough to bring the two halfway together (a normal process weighs 2), a few at a time.
-    let batch = REBALANCE_BATCH.min(views[busiest].stealable / 2).min(((high - low) / 4) as usize).max(1);
     let mut moved = 0;
     'levels: for stealer in stealers {
         while moved < batch {
@@ -280,10 +271,10 @@ pub(super) fn steal_would_succeed(core: &mut OnCore) -> bool {
 
 /// Does another core hold at least `min_steal` stealable processes?
 pub(super) fn work_elsewhere(thief: usize) -> bool {
-    let min_steal = balance().0.min_steal;
+    let config = balance().0;
     (0..smp::cores_online())
         .filter(|&core| core != thief && active::core_is_active(core))
-        .any(|core| scheduler(core).queues.stealable_total() >= min_steal)
+        .any(|core| worth_a_thief(&config, scheduler(core).queues.stealable_total()))
 }
 
 /// Stealable processes `victim` still has (to decide whether another thief should come).

@@ -2,8 +2,12 @@
 //! of `kernel/sched/scheduler.rs` (the loop, queues, inbox, stealing rounds, search, sleep and
 //! wake-ups, push rebalancing, preemption) and asking the kernel's own pure code every question
 //! of policy: [`check_victim`], [`may_migrate`], [`steal_count`], [`backoff_counts`],
-//! [`VictimPicker`], [`AdaptiveState`], [`low_priority_rule`], [`CoreView::load_of`], and the
-//! run queues are the kernel's [`WorkQueue`] on portable atomics.
+//! [`VictimPicker`] with [`Strategy::effective`], [`cooldown_ends_at`], [`plan_rebalance`] and
+//! [`rebalance_due`], the idle search's [`max_searchers`], [`search_spent`] and
+//! [`search_pause_counts`], [`should_wake_a_thief`], [`worth_a_thief`], [`low_priority_rule`],
+//! [`CoreView::load_of`]; the run queues are the kernel's [`WorkQueue`] on portable atomics.
+//! This file models the machine only: `make check` (scripts/check-sim-policy.py) fails on a
+//! restated kernel constant or a policy decision made here.
 //!
 //! Time is in nanoseconds; the simulated counter runs at 1 GHz, so the balancer's tick-valued
 //! settings are [`BalanceConfig::timed`] for 1 GHz. Each step is one action of one core at its
@@ -17,9 +21,12 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use beamcore_deque::{Portable, Steal, WorkQueue, WorkQueueStealer};
 use beamcore_sched_policy::Priority;
 use beamcore_sched_policy::balance::{
-    AdaptiveState, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, Rng, StealAmount, Strategy,
-    VictimPicker, backoff_counts, check_victim, may_migrate, mix, steal_count,
+    AdaptiveState, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, REBALANCE_PERIOD_NS, RebalancePlan, Refusal,
+    Rng, SearchTiming, StealAmount, Strategy, VictimPicker, backoff_counts, check_victim, cooldown_ends_at,
+    max_searchers, may_migrate, mix, ns_to_counts, plan_rebalance, rebalance_due, search_pause_counts, search_spent,
+    should_wake_a_thief, steal_count, worth_a_thief,
 };
+use beamcore_sched_policy::placement::RUN_QUEUE_DEQUE_CAPACITY;
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, low_priority_rule};
 
 use crate::cost::CostModel;
@@ -27,14 +34,6 @@ use crate::workload::{Ctx, Op, Placement, Program, Shared, Workload};
 
 /// The simulated counter's frequency: one tick per nanosecond.
 pub const COUNTER_HZ: u64 = 1_000_000_000;
-/// `scheduler.rs`: the run queues' lock-free capacity.
-const DEQUE_CAPACITY: usize = 256;
-/// `scheduler.rs`: idle search budget and pauses, push rebalancing period and batch.
-const SEARCH_BUDGET_NS: u64 = 50_000;
-const SEARCH_PAUSE_MIN_NS: u64 = 500;
-const SEARCH_PAUSE_MAX_NS: u64 = 8_000;
-const REBALANCE_PERIOD_NS: u64 = 2_000_000;
-const REBALANCE_BATCH: usize = 16;
 /// Most cores a thief considers: the kernel's picker handles `MAX_CORES` (64) views. Beyond
 /// that the simulated thief hands it a window of 64: itself and 63 others (its cluster first
 /// under `locality`), drawn afresh each round.
@@ -352,6 +351,9 @@ pub struct Sim<'a> {
     searching: usize,
     shared: Shared,
     last_rebalance: u64,
+    /// The kernel's idle-search durations and push-rebalance period at the simulated counter.
+    search: SearchTiming,
+    rebalance_period: u64,
     max_migrations_seen: u32,
     bound_home: Vec<Option<usize>>,
     bound_violations: u64,
@@ -371,7 +373,7 @@ impl<'a> Sim<'a> {
         let n = cfg.cores;
         let cores = (0..n)
             .map(|id| {
-                let queues = [(); LEVELS].map(|()| WorkQueue::new(DEQUE_CAPACITY).expect("power of two"));
+                let queues = [(); LEVELS].map(|()| WorkQueue::new(RUN_QUEUE_DEQUE_CAPACITY).expect("power of two"));
                 let stealers = [0, 1, 2].map(|level| queues[level].stealer());
                 Core {
                     queues,
@@ -410,6 +412,8 @@ impl<'a> Sim<'a> {
             searching: 0,
             shared: Shared::default(),
             last_rebalance: 0,
+            search: SearchTiming::at(COUNTER_HZ),
+            rebalance_period: ns_to_counts(REBALANCE_PERIOD_NS, COUNTER_HZ),
             max_migrations_seen: 0,
             bound_home: Vec::new(),
             bound_violations: 0,
@@ -544,7 +548,7 @@ impl<'a> Sim<'a> {
     /// `wake_a_thief`: with enough stealable work here and no core searching, wake the
     /// lowest-numbered sleeper.
     fn wake_a_thief(&mut self, me: usize, stealable_here: usize, now: u64) {
-        if self.sleepers.is_empty() || stealable_here < self.policy.config.min_steal || self.searching != 0 {
+        if !should_wake_a_thief(&self.policy.config, stealable_here, !self.sleepers.is_empty(), self.searching) {
             return;
         }
         if let Some(&other) = self.sleepers.iter().find(|&&c| c != me) {
@@ -687,23 +691,16 @@ impl<'a> Sim<'a> {
     /// Core 0's push rebalancing (`rebalance`).
     fn rebalance(&mut self, now: u64) -> u64 {
         let n = self.cfg.cores;
-        if n < 2 || now.wrapping_sub(self.last_rebalance) < REBALANCE_PERIOD_NS || !self.policy.config.rebalance {
+        let config = self.policy.config;
+        if n < 2 || !rebalance_due(&config, now, self.last_rebalance, self.rebalance_period) {
             return 0;
         }
         self.last_rebalance = now;
-        let config = self.policy.config;
         let views: Vec<CoreView> = (0..n).map(|c| self.cores[c].view(c)).collect();
         let cost = n as u64 * self.costs.view;
-        let busiest = (0..n).max_by_key(|&c| views[c].load).unwrap_or(0);
-        let idlest = (0..n).min_by_key(|&c| views[c].load).unwrap_or(0);
-        let (high, low) = (views[busiest].load, views[idlest].load);
-        if busiest == idlest || high <= config.rebalance_ratio * low.max(1) || high <= low + config.imbalance {
+        let Some(RebalancePlan { from: busiest, to: idlest, batch }) = plan_rebalance(&config, &views, |_| true) else {
             return cost;
-        }
-        if views[busiest].stealable < config.min_steal {
-            return cost;
-        }
-        let batch = REBALANCE_BATCH.min(views[busiest].stealable / 2).min(((high - low) / 4) as usize).max(1);
+        };
         let mut moved = 0;
         'levels: for level in 0..LEVELS {
             while moved < batch {
@@ -725,8 +722,8 @@ impl<'a> Sim<'a> {
 
     /// Does another core (of the window) hold `min_steal` stealable processes?
     fn work_elsewhere(&self, thief: usize, window: &[usize]) -> bool {
-        let min_steal = self.policy.config.min_steal;
-        window.iter().filter(|&&c| c != thief).any(|&c| self.cores[c].stealable() >= min_steal)
+        let config = &self.policy.config;
+        window.iter().filter(|&&c| c != thief).any(|&c| worth_a_thief(config, self.cores[c].stealable()))
     }
 
     fn stop_searching(&mut self, core: usize) {
@@ -747,8 +744,7 @@ impl<'a> Sim<'a> {
             return None;
         }
         if !self.cores[core].searching {
-            let limit = (n / 2).max(1);
-            if self.searching >= limit {
+            if self.searching >= max_searchers(n) {
                 return None;
             }
             self.searching += 1;
@@ -756,14 +752,13 @@ impl<'a> Sim<'a> {
             c.searching = true;
             c.search_started = now;
             c.search_rounds = 0;
-        } else if now.wrapping_sub(self.cores[core].search_started) >= SEARCH_BUDGET_NS {
+        } else if search_spent(&self.search, self.cores[core].search_started, now) {
             self.stop_searching(core);
             return None;
         }
         let c = &mut self.cores[core];
-        let pause = SEARCH_PAUSE_MIN_NS.saturating_mul(1 << c.search_rounds.min(16)).min(SEARCH_PAUSE_MAX_NS);
+        let pause = search_pause_counts(&self.search, c.search_rounds, c.rng.next_u64());
         c.search_rounds += 1;
-        let pause = pause / 2 + c.rng.next_u64() % (pause / 2 + 1);
         let pause = c.scale(pause);
         let window = self.window(core);
         if self.work_elsewhere(core, &window) {
@@ -863,8 +858,14 @@ impl<'a> Sim<'a> {
         let me = window.iter().position(|&c| c == core).expect("the thief is in its window");
         let strategy = self.policy.strategy;
         let c = &mut self.cores[core];
-        let effective = if strategy == Strategy::Adaptive { c.adaptive.current() } else { strategy };
-        let picked = VictimPicker::pick(effective, me, &views, &mut c.rng, self.policy.config.retries as usize);
+        let picked = VictimPicker::pick(
+            deliberate_bug::strategy(strategy.effective(&c.adaptive)),
+            me,
+            &views,
+            &mut c.rng,
+            self.policy.config.retries as usize,
+        );
+        let picked = deliberate_bug::victims(picked.to_vec(), me, views.len());
         let victims = picked.iter().map(|&i| window[i]).collect();
         let thief_load = views[me].load;
         // The first attempt's backoff is zero, but `try_steal` draws its jitter all the same.
@@ -894,8 +895,7 @@ impl<'a> Sim<'a> {
                     Refusal::Empty => stats.fail_empty += 1,
                     Refusal::BelowThreshold => stats.fail_below_threshold += 1,
                     Refusal::Cooldown => {
-                        let at = last.wrapping_add(config.cooldown_counts);
-                        round.cooled_at = Some(round.cooled_at.map_or(at, |t| t.min(at)));
+                        round.cooled_at = cooldown_ends_at(&config, last, round.cooled_at);
                         stats.fail_cooldown += 1;
                     }
                     Refusal::MigrationLimit => stats.fail_migration_limit += 1,
@@ -905,7 +905,12 @@ impl<'a> Sim<'a> {
                 }
                 0
             }
-            Ok(()) => self.steal_from(core, victim, steal_count(config.amount, view.stealable), now),
+            Ok(()) => self.steal_from(
+                core,
+                victim,
+                deliberate_bug::count(steal_count(config.amount, view.stealable), view.stealable),
+                now,
+            ),
         };
         let c = &mut self.cores[core];
         c.adaptive.record(taken > 0);
@@ -919,6 +924,7 @@ impl<'a> Sim<'a> {
             if last != NEVER {
                 let gap = done_at.wrapping_sub(last);
                 c.stats.min_steal_gap = c.stats.min_steal_gap.min(gap);
+                // policy-check: a statistic (the kernel's rule, checked: it must count none)
                 if gap < config.cooldown_counts {
                     self.cooldown_violations += 1;
                 }
@@ -1121,5 +1127,37 @@ impl<'a> Sim<'a> {
         self.cores[core].stats.busy_ns += at - now;
         self.cores[core].phase = Phase::Switch { pid, pending };
         self.schedule(core, at);
+    }
+}
+
+/// Deliberate bugs, built only with `--cfg sim_bug="<name>"` (never by `make sim`): the
+/// calibration gate's self-test (`scripts/sim-calibrate.py --self-test`) builds the simulator
+/// with each and requires the gate to fail on every one, so the gate is known to have power.
+/// Without the cfg every function here is the identity.
+mod deliberate_bug {
+    use beamcore_sched_policy::balance::Strategy;
+
+    /// `steal_all`: a thief takes everything it sees; `steal_two`: two instead of one.
+    pub fn count(count: usize, stealable: usize) -> usize {
+        if cfg!(sim_bug = "steal_all") {
+            stealable
+        } else if cfg!(sim_bug = "steal_two") {
+            (count * 2).min(stealable)
+        } else {
+            count
+        }
+    }
+
+    /// `random_default`: random victims whatever the strategy.
+    pub fn strategy(strategy: Strategy) -> Strategy {
+        if cfg!(sim_bug = "random_default") { Strategy::Random } else { strategy }
+    }
+
+    /// `index_order`: victims in index order, ignoring the picker (as many as it picked).
+    pub fn victims(picked: Vec<usize>, me: usize, cores: usize) -> Vec<usize> {
+        if !cfg!(sim_bug = "index_order") {
+            return picked;
+        }
+        (0..cores).filter(|&c| c != me).take(picked.len()).collect()
     }
 }

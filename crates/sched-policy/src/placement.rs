@@ -87,6 +87,10 @@ impl fmt::Display for SpawnPlacement {
     }
 }
 
+/// Capacity of each lock-free run queue (one per priority level per core); more runnable
+/// processes spill to the core's overflow queue, where thieves do not see them.
+pub const RUN_QUEUE_DEQUE_CAPACITY: usize = 256;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,7 +38,7 @@ pub(crate) use counts::SharedQueues;
 use slow::push_shared;
 
 /// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
-const DEQUE_CAPACITY: usize = 256;
+const DEQUE_CAPACITY: usize = super::placement::RUN_QUEUE_DEQUE_CAPACITY;
 
 /// Retries of `take_oldest` before it gives up for this pass. Each `Steal::Retry` is either
 /// progress elsewhere (a thief took the top item) or `STORE_EXCLUSIVE_ATTEMPTS` failed

@@ -11,14 +11,20 @@
 #![forbid(unsafe_code)]
 
 mod allowed;
+mod idle;
 mod policy;
 mod rng;
 mod victims;
 
 pub use allowed::{PlaceError, may_run_on, pinned, place};
+pub use idle::{
+    REBALANCE_BATCH, REBALANCE_PERIOD_NS, RebalancePlan, SEARCH_BUDGET_NS, SEARCH_PAUSE_MAX_NS, SEARCH_PAUSE_MIN_NS,
+    SearchTiming, max_searchers, plan_rebalance, rebalance_due, search_pause_counts, search_spent, should_wake_a_thief,
+    worth_a_thief,
+};
 pub use policy::{
     BACKOFF_BASE_NS, BACKOFF_MAX_NS, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, StealAmount,
-    backoff_counts, check_victim, cooldown_active, may_migrate, ns_to_counts, steal_count,
+    backoff_counts, check_victim, cooldown_active, cooldown_ends_at, may_migrate, ns_to_counts, steal_count,
 };
 pub use rng::{Rng, mix};
 pub use victims::{AdaptiveState, Strategy, VictimPicker};

@@ -151,6 +151,14 @@ pub fn cooldown_active(now: u64, last_success: u64, cooldown_counts: u64) -> boo
     last_success != NEVER && now.wrapping_sub(last_success) < cooldown_counts
 }
 
+/// When a victim refused for its cooldown becomes available again; a round notes the earliest
+/// of these (`earliest`), so a thief whose only refusals were cooldowns about to end comes
+/// round again then instead of sleeping through them.
+pub fn cooldown_ends_at(config: &BalanceConfig, last_success: u64, earliest: Option<u64>) -> Option<u64> {
+    let at = last_success.wrapping_add(config.cooldown_counts);
+    Some(earliest.map_or(at, |t| t.min(at)))
+}
+
 /// May the thief (with load `thief_load`) steal from `victim` now?
 pub fn check_victim(
     config: &BalanceConfig,

@@ -90,6 +90,13 @@ impl AdaptiveState {
     }
 }
 
+impl Strategy {
+    /// The strategy a round uses: this one, or for `Adaptive` the one its memory chose.
+    pub fn effective(self, adaptive: &AdaptiveState) -> Strategy {
+        if self == Strategy::Adaptive { adaptive.current() } else { self }
+    }
+}
+
 /// Chooses victims for one idle round.
 pub struct VictimPicker;
 
