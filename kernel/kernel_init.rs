@@ -191,6 +191,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     if let Some(beyond) = platform.cores_beyond_limit() {
         println!("smp: {beyond}");
     }
+    boot_jitter(config.boot_jitter);
     start_secondaries(platform, wanted);
     println!("smp: {} cores online", smp::cores_online());
 
@@ -271,6 +272,15 @@ pub(crate) unsafe fn secondary_core(core_id: usize, _entry_el: u8) -> ! {
     }
     cpu::irq_enable();
     sched::run_loop()
+}
+
+/// `boot_jitter=`: that many instructions more before the other cores start (see `Config`).
+#[inline(never)]
+fn boot_jitter(instructions: u32) {
+    for _ in 0..instructions {
+        // SAFETY: a `nop`: no effect but the instruction executed.
+        unsafe { core::arch::asm!("nop", options(nomem, nostack, preserves_flags)) };
+    }
 }
 
 fn start_secondaries(platform: &Platform, wanted: usize) {

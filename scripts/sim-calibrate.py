@@ -1,31 +1,53 @@
 #!/usr/bin/env python3
-"""Calibration of the host simulator against the kernel in QEMU (`make sim-calibrate`).
+"""Calibration of the host simulator against the kernel in QEMU (`make sim-calibrate`), and the
+regression gate built on it (`make test-calibration`).
 
 Runs the `make run` kernel under `-icount shift=0,sleep=off` (as `make bench BENCH=balance`)
-and the simulator on the same workload, policy and core count, and compares how the work was
-shared between the cores: the report's per-core `work`, its busiest / mean (`max_over_mean`).
-Each case runs with the bootarg `seed` at 1 to 10 on both sides, and compares the means. Two
-simulations per case:
+and the simulator on the same workload, policy, core count and seed (1 to 10), the simulator on
+QEMU's machine: each core as fast as that run's share probe says (`--shares`; docs/simulator.md).
+Per run, on both sides: per-core work max/mean, and the run's dynamics: steals, steal attempts,
+migrations, idle-with-work time. Per case the seeds are paired, so each observable becomes a
+per-seed difference (sim - QEMU for max/mean; ln((sim+1)/(QEMU+1)) for the counts) with a mean,
+a standard error and a 95% interval.
 
-- `sim`: a real machine's equal cores (what `make sim` reports);
-- `sim_icount`: QEMU's machine under `-icount`: the vCPUs take turns on one virtual clock, each
-  with its own share of the turns among those awake (the simulator's `--shares`), and QEMU does
-  not give them equal turns (docs/benchmarks.md, "A limit of speedup measured
-  under -icount"). Each QEMU run ends with a share probe (`probe_ms=50`: one bound, always-busy
-  process per core, nothing to balance), and its units per core are that case's shares: the
-  machine is measured in the same boot; the policy's spreading of the work is what is compared.
+Three verdicts, each with its reason:
 
-Prints the comparison, records `sim.calibration.<workload>.<policy>.<N>cores.*` in
-bench/results.json, and exits 1 when a gap (|sim_icount - qemu| of max_over_mean) exceeds
---max-gap (default 0.1, the project's bound; see docs/simulator.md for the measured gaps).
+- **Regression gate (the test).** Against `bench/calibration-reference.json`, the last accepted
+  calibration: every observable of every case must stay within K standard errors (of the two
+  means' difference, from the paired per-seed spread) or within its floor of the reference,
+  whichever is wider. A change that does not alter what the kernel decides only redraws QEMU's
+  vCPU turns, which the seeds already sample: it moves the means by their noise and passes. A
+  simulator or policy that decides differently moves the dynamics by far more. `--self-test`
+  proves the gate's power on the same QEMU runs: it builds the simulator with each of four
+  deliberate bugs (`sim_bug` in sim/src/engine.rs) and requires the gate to fail on every one.
+  `--harmless` proves it does not flip: it reruns QEMU with five harmless variants (one or three
+  spaces more in the bootargs, 3, 11 or 29 instructions more at boot: `boot_jitter`), each of
+  which redraws QEMU's turns as a small kernel change does, and requires the gate to pass on
+  every one. Each seed's run carries its own `boot_jitter` (0 to 100), so the reference samples
+  the turn patterns instead of one image deciding them.
+- **Absolute calibration (reported; fails only when certain).** The max/mean gap must be within
+  0.1; a case fails only when its whole 95% interval lies outside (a mean near the bound is not
+  a failure: three instructions more at boot redraw QEMU's turns and move it by its noise).
+- **Dynamics (reported).** sim / QEMU for steals, attempts and migrations with their intervals,
+  and idle-with-work time, against the 25% the model aims for (docs/simulator.md says where it
+  stands).
+
+`--record-reference` makes this run the reference (after a change that is meant to change the
+dynamics, and has been looked at). The QEMU runs are kept in target/calibration/qemu-runs.json
+keyed by the kernel image's hash and the command line, so `--self-test` and repeated runs on
+the same image do not run QEMU again.
 
 Usage: sim-calibrate.py [--cores 4,8] [--workloads fib,uts,imbalanced,nqueens]
-                        [--policies default,peers] [--max-gap 0.1] [--jobs 2] [--no-record]
+                        [--policies default,peers] [--jobs 2] [--no-record] [--record-reference]
+                        [--self-test] [--harmless]
 """
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
+import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,24 +58,58 @@ import bench  # noqa: E402  (the same QEMU command lines and report parsing as m
 
 HOST = bench.HOST_TARGET
 SIM = ROOT / f"target/sim/{HOST}/release/beamcore-sim"
-# Seeds both sides run with (the bootarg `seed` in QEMU, `--seed` in the simulator); each side's
-# max/mean is averaged over them.
+KERNEL = ROOT / "target/aarch64-unknown-none/release/beamcore"
+REFERENCE = ROOT / "bench/calibration-reference.json"
+CACHE = ROOT / "target/calibration/qemu-runs.json"
+# Seeds both sides run with (the bootarg `seed` in QEMU, `--seed` in the simulator).
 SEEDS = list(range(1, 11))
+# Two-sided 95% quantile of Student's t with 9 degrees of freedom (10 seeds).
+T95 = 2.262
+MAX_GAP = 0.1
+DYNAMICS_BOUND = 0.25
+# The regression gate: standard errors, and floors below which no move counts (max/mean in ratio
+# points; the counts' log ratios: 0.15 is a 16% move).
+K_SE = 4.0
+FLOORS = {"max_over_mean": 0.03, "steals": 0.15, "attempts": 0.15, "migrations": 0.15}
+OBSERVABLES = list(FLOORS)
+BUGS = ["steal_all", "steal_two", "index_order", "random_default"]
+# Harmless variants (bootargs padding in spaces, boot instructions more): each redraws QEMU's
+# turns as a small kernel change does, and the gate must pass on every one.
+HARMLESS = [(1, 0), (3, 0), (0, 3), (0, 11), (0, 29)]
 
 
-def summed(runs):
-    """Per-core work summed over runs."""
-    return [sum(col) for col in zip(*runs)]
-
-
-def max_over_mean(works):
+def observe(report):
+    """A run's observables from its `report:` JSON (the kernel's and the simulator's agree)."""
+    per_core = report["per_core"]
+    works = [c["work"] for c in per_core]
     mean = sum(works) / len(works)
-    return max(works) / mean if mean else 0.0
+    return {
+        "works": works,
+        "max_over_mean": max(works) / mean if mean else 0.0,
+        "steals": sum(c["steals"] for c in per_core),
+        "attempts": sum(c["steal_attempts"] for c in per_core),
+        "migrations": sum(c["migrated_in"] for c in per_core),
+        "idle_with_work_us": sum(c["idle_with_work_us"] for c in per_core),
+    }
 
 
-def qemu_run(workload, policy, cores, seed):
-    """The run's per-core work, its share probe's per-core units, and its command line."""
-    args = bench.balance_args(workload, policy, seed)
+def image_hash():
+    return hashlib.sha256(KERNEL.read_bytes()).hexdigest()[:16]
+
+
+def boot_jitter(seed, offset=0):
+    """The bootarg `boot_jitter` of a seed's run: a few instructions more at boot redraw QEMU's
+    vCPU turns, so the seeds sample them on purpose instead of one image deciding the mix."""
+    return (seed * 37) % 101 + offset
+
+
+def qemu_run(workload, policy, cores, seed, variant=(0, 0)):
+    """The run's observables and its share probe's per-core units. `variant` (pad, jitter
+    offset): that many spaces more between the first two bootargs words, and that many boot
+    instructions more; both are harmless changes that redraw QEMU's turns."""
+    pad, offset = variant
+    args = f"{bench.balance_args(workload, policy, seed)} boot_jitter={boot_jitter(seed, offset)}"
+    args = args.replace(" ", " " * (pad + 1), 1)
     cmd = bench.qemu_command("beamcore", bench.icount_args(cores), args)
     status, output = bench.run(cmd, timeout=900)
     data = bench.report_of(output) if status == 0 else None
@@ -62,23 +118,117 @@ def qemu_run(workload, policy, cores, seed):
     if len(data["probe_units"]) != cores or min(data["probe_units"]) == 0:
         raise RuntimeError(f"QEMU {workload} {policy} {cores} cores: share probe {data['probe_units']}: "
                            "a core without units has no share to simulate")
-    return [c["work"] for c in data["per_core"]], data["probe_units"], " ".join(cmd)
+    return {**observe(data), "probe": data["probe_units"], "command": " ".join(cmd)}
 
 
-def sim_run(workload, policy, cores, probe=None, seed=1):
-    cmd = [str(SIM), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
+def sim_run(binary, workload, policy, cores, seed, probe=None):
+    cmd = [str(binary), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
            "--seed", str(seed), "--per-core"]
     if probe:
         total = sum(probe)
         cmd += ["--shares", ",".join(f"{u / total:.5f}" for u in probe)]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    data = json.loads(next(l for l in out.splitlines() if l.startswith("report: "))[len("report: "):])
-    return [c["work"] for c in data["per_core"]]
+    return observe(json.loads(next(l for l in out.splitlines() if l.startswith("report: "))[len("report: "):]))
 
 
-def shares(works):
-    total = sum(works) or 1
-    return "[" + ", ".join(f"{w / total:.2f}" for w in works) + "]"
+def mean_se(values):
+    n = len(values)
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1) if n > 1 else 0.0
+    return mean, math.sqrt(var / n)
+
+
+def differences(qemu_runs, sim_runs):
+    """Per observable, the paired per-seed differences: sim - QEMU for max/mean, the log ratio
+    of the counts (+1, so a case with no steals on either side compares as equal)."""
+    out = {"max_over_mean": [s["max_over_mean"] - q["max_over_mean"] for q, s in zip(qemu_runs, sim_runs)]}
+    for name in ("steals", "attempts", "migrations"):
+        out[name] = [math.log((s[name] + 1) / (q[name] + 1)) for q, s in zip(qemu_runs, sim_runs)]
+    return out
+
+
+def summarise(qemu_runs, sim_runs):
+    """{observable: {"mean", "se"}} of the paired differences."""
+    return {name: dict(zip(("mean", "se"), mean_se(values)))
+            for name, values in differences(qemu_runs, sim_runs).items()}
+
+
+def case_key(case):
+    workload, policy, cores = case
+    return f"{workload}.{policy}.{cores}cores"
+
+
+def regression_problems(summary, reference):
+    """The gate: (case, observable, why) for every move beyond K standard errors and the floor."""
+    problems = []
+    for key, observed in summary.items():
+        ref = reference.get(key)
+        if ref is None:
+            problems.append((key, "-", "no reference for this case (run --record-reference)"))
+            continue
+        for name in OBSERVABLES:
+            now, then = observed[name], ref[name]
+            moved = now["mean"] - then["mean"]
+            tolerance = max(K_SE * math.hypot(now["se"], then["se"]), FLOORS[name])
+            if abs(moved) > tolerance:
+                problems.append((key, name, f"moved {moved:+.3f} (now {now['mean']:+.3f} +- {now['se']:.3f}, "
+                                            f"reference {then['mean']:+.3f} +- {then['se']:.3f}; "
+                                            f"tolerance {tolerance:.3f})"))
+    return problems
+
+
+def load_cache(image):
+    if CACHE.exists():
+        cache = json.loads(CACHE.read_text())
+        if cache.get("image") == image:
+            return cache
+    return {"image": image, "runs": {}}
+
+
+def run_qemu_cases(cases, jobs, variant=(0, 0)):
+    """{(case, seed): observables}, from the cache where this image's run is there."""
+    image = image_hash()
+    cache = load_cache(image)
+    suffix = f".pad{variant[0]}.jitter{variant[1]}" if variant != (0, 0) else ""
+    keys = {(case, seed): f"{case_key(case)}.seed{seed}{suffix}" for case in cases for seed in SEEDS}
+    missing = [k for k, name in keys.items() if name not in cache["runs"]]
+    print(f"sim-calibrate: kernel image {image}: {len(keys) - len(missing)} QEMU runs cached, {len(missing)} to run "
+          f"under -icount, {jobs} at a time", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for key, result in zip(missing, pool.map(lambda k: qemu_run(*k[0], k[1], variant), missing)):
+            cache["runs"][keys[key]] = result
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    CACHE.write_text(json.dumps(cache) + "\n")
+    return {key: cache["runs"][name] for key, name in keys.items()}
+
+
+def simulate(binary, cases, qemu, jobs, equal_cores=False):
+    """{case: [observables per seed]} of the simulator on QEMU's shares (or on equal cores)."""
+    work = [(case, seed) for case in cases for seed in SEEDS]
+    probe = (lambda case, seed: None) if equal_cores else (lambda case, seed: qemu[(case, seed)]["probe"])
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        runs = list(pool.map(lambda cs: sim_run(binary, *cs[0], cs[1], probe(*cs)), work))
+    out = {}
+    for (case, _seed), run in zip(work, runs):
+        out.setdefault(case, []).append(run)
+    return out
+
+
+def build_with_bug(bug):
+    target_dir = ROOT / f"target/sim-bug/{bug}"
+    env = {**os.environ, "RUSTFLAGS": f'--cfg sim_bug="{bug}"'}
+    subprocess.run(["cargo", "build", "--release", "--manifest-path", "sim/Cargo.toml", "--target", HOST,
+                    "--target-dir", str(target_dir)], cwd=ROOT, env=env, check=True, capture_output=True)
+    return target_dir / f"{HOST}/release/beamcore-sim"
+
+
+def interval(mean, se, scale=1.0):
+    return f"{mean * scale:+.3f} [{(mean - T95 * se) * scale:+.3f}, {(mean + T95 * se) * scale:+.3f}]"
+
+
+def ratio(summary, name):
+    m, se = summary[name]["mean"], summary[name]["se"]
+    return f"{math.exp(m):.2f} [{math.exp(m - T95 * se):.2f}, {math.exp(m + T95 * se):.2f}]"
 
 
 def main():
@@ -86,51 +236,107 @@ def main():
     parser.add_argument("--cores", default="4,8")
     parser.add_argument("--workloads", default="fib,uts,imbalanced,nqueens")
     parser.add_argument("--policies", default="default,peers")
-    parser.add_argument("--max-gap", type=float, default=0.1)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--no-record", action="store_true")
+    parser.add_argument("--no-record", action="store_true", help="record no figures in bench/results.json")
+    parser.add_argument("--record-reference", action="store_true",
+                        help="make this run the regression gate's reference (bench/calibration-reference.json)")
+    parser.add_argument("--self-test", action="store_true",
+                        help="also require the gate to fail with each deliberate simulator bug")
+    parser.add_argument("--harmless", action="store_true",
+                        help="also require the gate to pass on five harmless variants (bootargs padding, boot "
+                             "instructions) of this kernel's runs")
     args = parser.parse_args()
     cases = [(w, p, int(n)) for n in args.cores.split(",") for w in args.workloads.split(",")
              for p in args.policies.split(",")]
     if not SIM.exists():
-        sys.exit(f"sim-calibrate: {SIM} missing (make sim builds it)")
-    runs = [(*case, seed) for case in cases for seed in SEEDS]
-    print(f"sim-calibrate: {len(runs)} QEMU runs under -icount, {args.jobs} at a time", flush=True)
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        qemu = dict(zip(runs, pool.map(lambda r: qemu_run(*r), runs)))
-    rows, failures, figures, probes = [], 0, {}, {}
-    for case in cases:
-        workload, policy, cores = case
-        # One QEMU run is one draw of QEMU's vCPU shares and of the thieves' random choices:
-        # both sides run with the bootarg `seed` at each of SEEDS, and their max/mean are averaged.
-        q_runs = [qemu[(*case, seed)][0] for seed in SEEDS]
-        command = "; ".join(qemu[(*case, seed)][2] for seed in SEEDS)
-        s_runs = [sim_run(workload, policy, cores, seed=seed) for seed in SEEDS]
-        # The same machine as each QEMU run: every core as fast as that run's probe share.
-        i_runs = [sim_run(workload, policy, cores, qemu[(*case, seed)][1], seed) for seed in SEEDS]
-        probes[case] = summed([qemu[(*case, seed)][1] for seed in SEEDS])
-        q_works = summed(q_runs)
-        s_works, i_works = summed(s_runs), summed(i_runs)
-        q = sum(map(max_over_mean, q_runs)) / len(q_runs)
-        s = sum(map(max_over_mean, s_runs)) / len(s_runs)
-        i = sum(map(max_over_mean, i_runs)) / len(i_runs)
-        gap = abs(i - q)
-        ok = gap <= args.max_gap
-        failures += not ok
-        rows.append((workload, policy, cores, q, s, i, gap, ok, q_works, s_works, i_works))
-        prefix = f"sim.calibration.{workload}.{policy}.{cores}cores"
-        for name, value in (("qemu_max_over_mean", q), ("sim_max_over_mean", s),
-                            ("sim_icount_max_over_mean", i), ("gap", gap)):
-            figures[f"{prefix}.{name}"] = (round(value, 3), "ratio", command)
-    print("| workload | policy | cores | QEMU max/mean | sim (equal cores) | sim (-icount shares) | gap | within "
-          f"{args.max_gap} |")
+        sys.exit(f"sim-calibrate: {SIM} missing (make sim-build builds it)")
+    qemu = run_qemu_cases(cases, args.jobs)
+    q_runs = {case: [qemu[(case, seed)] for seed in SEEDS] for case in cases}
+    i_runs = simulate(SIM, cases, qemu, args.jobs)
+    s_runs = simulate(SIM, cases, qemu, args.jobs, equal_cores=True)
+    summary = {case_key(case): summarise(q_runs[case], i_runs[case]) for case in cases}
+
+    print(f"| case | QEMU max/mean | sim (-icount shares) | gap [95%] | sim/QEMU steals | attempts | migrations "
+          f"| idle-with-work QEMU / sim (us) |")
     print("|---|---|---|---|---|---|---|---|")
-    for w, p, n, q, s, i, gap, ok, *_ in rows:
-        print(f"| {w} | {p} | {n} | {q:.2f} | {s:.2f} | {i:.2f} | {gap:.2f} | {'yes' if ok else 'NO'} |")
+    absolute_failures = []
+    figures = {}
+    for case in cases:
+        key = case_key(case)
+        s = summary[key]
+        q_mm = sum(r["max_over_mean"] for r in q_runs[case]) / len(SEEDS)
+        i_mm = sum(r["max_over_mean"] for r in i_runs[case]) / len(SEEDS)
+        e_mm = sum(r["max_over_mean"] for r in s_runs[case]) / len(SEEDS)
+        gap, gap_se = s["max_over_mean"]["mean"], s["max_over_mean"]["se"]
+        if gap - T95 * gap_se > MAX_GAP or gap + T95 * gap_se < -MAX_GAP:
+            absolute_failures.append(key)
+        q_idle = sum(r["idle_with_work_us"] for r in q_runs[case]) / len(SEEDS)
+        i_idle = sum(r["idle_with_work_us"] for r in i_runs[case]) / len(SEEDS)
+        print(f"| {key} | {q_mm:.3f} | {i_mm:.3f} | {interval(gap, gap_se)} | {ratio(s, 'steals')} | "
+              f"{ratio(s, 'attempts')} | {ratio(s, 'migrations')} | {q_idle:.0f} / {i_idle:.0f} |")
+        command = qemu[(case, SEEDS[0])]["command"]
+        prefix = f"sim.calibration.{key}"
+        for name, value, unit in (("qemu_max_over_mean", q_mm, "ratio"), ("sim_max_over_mean", e_mm, "ratio"),
+                                  ("sim_icount_max_over_mean", i_mm, "ratio"), ("gap", abs(gap), "ratio"),
+                                  ("gap_se", gap_se, "ratio"),
+                                  ("steals_sim_over_qemu", math.exp(s["steals"]["mean"]), "ratio"),
+                                  ("attempts_sim_over_qemu", math.exp(s["attempts"]["mean"]), "ratio"),
+                                  ("migrations_sim_over_qemu", math.exp(s["migrations"]["mean"]), "ratio")):
+            figures[f"{prefix}.{name}"] = (round(value, 3), unit, command)
     print()
-    for w, p, n, q, s, i, gap, ok, qw, sw, iw in rows:
-        print(f"{w} {p} {n} cores: work shares QEMU {shares(qw)}, sim {shares(sw)}, sim -icount {shares(iw)}, "
-              f"probe {shares(probes[(w, p, n)])}")
+    within = sum(1 for case in cases
+                 for name in ("steals", "attempts", "migrations")
+                 if abs(summary[case_key(case)][name]["mean"]) <= math.log(1 + DYNAMICS_BOUND))
+    print(f"sim-calibrate: dynamics: {within} of {3 * len(cases)} (case, count) means within "
+          f"{DYNAMICS_BOUND:.0%} of QEMU's")
+    print(f"sim-calibrate: absolute: {len(cases) - len(absolute_failures)} of {len(cases)} cases have a max/mean gap "
+          f"whose 95% interval reaches within {MAX_GAP}" +
+          (f"; wholly outside: {', '.join(absolute_failures)}" if absolute_failures else ""))
+
+    if args.record_reference:
+        REFERENCE.write_text(json.dumps({"image": image_hash(), "seeds": SEEDS, "cases": summary},
+                                        indent=2, sort_keys=True) + "\n")
+        print(f"sim-calibrate: this run is the reference now ({REFERENCE.relative_to(ROOT)})")
+    if not REFERENCE.exists():
+        sys.exit(f"sim-calibrate: no reference {REFERENCE.relative_to(ROOT)}: run with --record-reference")
+    reference = json.loads(REFERENCE.read_text())["cases"]
+    problems = regression_problems(summary, reference)
+    for key, name, why in problems:
+        print(f"sim-calibrate: REGRESSION {key} {name}: {why}")
+    print(f"sim-calibrate: regression gate: {len(summary) * len(OBSERVABLES) - len(problems)} of "
+          f"{len(summary) * len(OBSERVABLES)} observables within {K_SE:g} standard errors or their floor of the "
+          f"reference")
+
+    self_test_failures = []
+    if args.self_test:
+        for bug in BUGS:
+            binary = build_with_bug(bug)
+            bugged = simulate(binary, cases, qemu, args.jobs)
+            caught = regression_problems({case_key(c): summarise(q_runs[c], bugged[c]) for c in cases}, reference)
+            names = sorted({f"{key} {name}" for key, name, _ in caught})
+            shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+            print(f"sim-calibrate: self-test: simulator bug {bug}: "
+                  + (f"caught by {len(caught)} observables ({shown})" if caught else "NOT caught"))
+            if not caught:
+                self_test_failures.append(bug)
+
+    harmless_failures = []
+    if args.harmless:
+        for variant in HARMLESS:
+            runs = run_qemu_cases(cases, args.jobs, variant)
+            v_qemu = {case: [runs[(case, seed)] for seed in SEEDS] for case in cases}
+            v_sim = simulate(SIM, cases, runs, args.jobs)
+            moved = regression_problems({case_key(c): summarise(v_qemu[c], v_sim[c]) for c in cases}, reference)
+            label = f"{variant[0]} spaces more in the bootargs" if variant[0] else f"{variant[1]} boot instructions more"
+            worst = max((abs(summarise(v_qemu[c], v_sim[c])["max_over_mean"]["mean"]
+                             - reference[case_key(c)]["max_over_mean"]["mean"]) for c in cases), default=0.0)
+            print(f"sim-calibrate: self-test: harmless variant ({label}): "
+                  + (f"FAILED the gate on {len(moved)} observables: "
+                     + "; ".join(f"{k} {n}: {why}" for k, n, why in moved[:3]) if moved
+                     else f"passes (largest max/mean move {worst:.3f})"))
+            if moved:
+                harmless_failures.append(variant)
+
     if not args.no_record:
         path = ROOT / "bench/results.json"
         results = json.loads(path.read_text()) if path.exists() else {}
@@ -138,8 +344,8 @@ def main():
             results[name] = {"value": value, "unit": unit, "command": f"make sim-calibrate ({command})",
                              "suite": "sim.calibration"}
         bench.write_results(path, results)
-    print(f"sim-calibrate: {len(rows) - failures} of {len(rows)} within {args.max_gap} of QEMU's max/mean")
-    sys.exit(1 if failures else 0)
+    failed = bool(problems or absolute_failures or self_test_failures or harmless_failures)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,8 @@ structure = load("beamcore_check_structure", "check-structure.py")
 profile_tool = load("beamcore_profile", "profile.py")
 handoff = load("beamcore_check_handoff", "check-handoff.py")
 suite_runner = load("beamcore_test_qemu", "test-qemu.py")
+sim_policy = load("beamcore_check_sim_policy", "check-sim-policy.py")
+calibrate = load("beamcore_sim_calibrate", "sim-calibrate.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -865,6 +867,81 @@ class HandoffShape(unittest.TestCase):
                                  "17h0123456789abcdefE"])
         found, _ = handoff.problems(handoff.instructions(self.FRAMELESS + "40220d34:      \tblr\tx9\n"))
         self.assertEqual(found, ["calls through a register: blr x9"])
+
+
+class SimPolicyCheck(unittest.TestCase):
+    """scripts/check-sim-policy.py: sim/ restates no kernel constant and decides no policy."""
+
+    def tree(self, scratch, sim):
+        root = Path(scratch)
+        for name, text in {
+            "kernel/sched/steal.rs": "const REBALANCE_BATCH: usize = 16;\nfn f() {}\n",
+            "crates/sched-policy/src/lib.rs": "pub const SEARCH_BUDGET_NS: u64 = 50_000;\n"
+                                              "impl Q { pub const NAMES: [&str; 1] = [\"a\"]; }\n",
+            "sim/src/engine.rs": sim,
+        }.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        return root
+
+    def test_copies_and_decisions_are_found(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            root = self.tree(scratch, "const REBALANCE_BATCH: usize = 16;\n"
+                                      "fn g(c: &Cfg) -> bool { high > c.rebalance_ratio * low }\n"
+                                      "fn h(s: Strategy) -> bool { s == Strategy::Adaptive }\n")
+            found = sim_policy.problems(root)
+            self.assertEqual(len(found), 3, found)
+            self.assertIn("REBALANCE_BATCH", found[0])
+            self.assertIn("rebalance_ratio", found[1])
+            self.assertIn("Strategy::Adaptive", found[2])
+
+    def test_the_machine_model_statistics_and_tests_pass(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            root = self.tree(scratch, "const LOOP_NS: u64 = 40;\n"
+                                      "impl W { pub const NAMES: [&str; 1] = [\"fib\"]; }\n"
+                                      "fn s(c: &Cfg) { if gap < c.cooldown_counts { n += 1 } // policy-check: a statistic\n}\n"
+                                      "fn t(c: &Cfg) { c.rebalance(now); }\n"
+                                      "#[cfg(test)]\nmod tests { const SEARCH_BUDGET_NS: u64 = 1; }\n")
+            self.assertEqual(sim_policy.problems(root), [])
+
+
+class CalibrationGate(unittest.TestCase):
+    """scripts/sim-calibrate.py's statistics: paired differences and the regression gate."""
+
+    def run_of(self, mm, steals, attempts=100, migrations=10):
+        return {"max_over_mean": mm, "steals": steals, "attempts": attempts, "migrations": migrations}
+
+    def test_paired_differences_and_log_ratios(self):
+        qemu = [self.run_of(1.10, 99), self.run_of(1.20, 199)]
+        sim = [self.run_of(1.15, 199), self.run_of(1.10, 99)]
+        d = calibrate.differences(qemu, sim)
+        self.assertAlmostEqual(d["max_over_mean"][0], 0.05)
+        self.assertAlmostEqual(d["max_over_mean"][1], -0.10)
+        self.assertAlmostEqual(d["steals"][0], math.log(2))
+        self.assertAlmostEqual(d["steals"][1], -math.log(2))
+        self.assertEqual(calibrate.mean_se([1.0, 3.0]), (2.0, 1.0))
+
+    def summary(self, mm, se=0.01, steals=0.0):
+        return {"max_over_mean": {"mean": mm, "se": se}, "steals": {"mean": steals, "se": 0.02},
+                "attempts": {"mean": 0.0, "se": 0.02}, "migrations": {"mean": 0.0, "se": 0.02}}
+
+    def test_noise_passes_and_a_real_move_fails(self):
+        reference = {"fib.default.4cores": self.summary(0.05)}
+        # 0.025 is below the 0.03 floor; 4 x hypot(0.01, 0.01) = 0.057 is wider still.
+        self.assertEqual(calibrate.regression_problems({"fib.default.4cores": self.summary(0.075)}, reference), [])
+        moved = calibrate.regression_problems({"fib.default.4cores": self.summary(0.15)}, reference)
+        self.assertEqual([(k, n) for k, n, _ in moved], [("fib.default.4cores", "max_over_mean")])
+        # Twice the steals (log 2 = 0.69) is far beyond 4 x hypot(0.02, 0.02) and the 0.15 floor.
+        doubled = calibrate.regression_problems({"fib.default.4cores": self.summary(0.05, steals=0.69)}, reference)
+        self.assertEqual([n for _, n, _ in doubled], ["steals"])
+        # A noisy run widens its own tolerance: the same move within 4 of its standard errors passes.
+        self.assertEqual(calibrate.regression_problems({"fib.default.4cores": self.summary(0.15, se=0.03)},
+                                                       reference), [])
+
+    def test_a_case_without_reference_fails(self):
+        missing = calibrate.regression_problems({"uts.peers.8cores": self.summary(0.0)}, {})
+        self.assertEqual(len(missing), 1)
+        self.assertIn("no reference", missing[0][2])
 
 
 class SuiteJudge(unittest.TestCase):

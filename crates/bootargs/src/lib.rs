@@ -52,6 +52,11 @@ pub struct Config {
     /// gives the same choices, another seed others, so a run under `-icount` can be repeated
     /// with different luck. 0: each core seeds from the counter at boot.
     pub seed: u64,
+    /// Instructions (`nop`s) the boot core executes before it starts the other cores. Under
+    /// `-icount` a few instructions more at boot redraw how QEMU shares its turns among the
+    /// vCPUs, as any small change to the kernel does; the calibration samples that on purpose
+    /// (docs/simulator.md). 0 by default, and then not printed.
+    pub boot_jitter: u32,
 }
 
 impl Default for Config {
@@ -69,6 +74,7 @@ impl Default for Config {
             queues: QueueMode::PerCore,
             placement: SpawnPlacement::Local,
             seed: 0,
+            boot_jitter: 0,
         }
     }
 }
@@ -101,7 +107,11 @@ impl fmt::Display for Config {
             self.queues,
             self.placement,
             self.seed
-        )
+        )?;
+        if self.boot_jitter != 0 {
+            write!(f, " boot_jitter={}", self.boot_jitter)?;
+        }
+        Ok(())
     }
 }
 
@@ -337,7 +347,11 @@ const SETTINGS: &[Setting<Config>] = &[
     choice("queues", QueueMode::NAMES, |c, i| c.queues = QueueMode::ALL[i]),
     choice("placement", SpawnPlacement::NAMES, |c, i| c.placement = SpawnPlacement::ALL[i]),
     number("seed", 0, u64::MAX, |c, v| c.seed = v),
+    number("boot_jitter", 0, MAX_BOOT_JITTER, |c, v| c.boot_jitter = v as u32),
 ];
+
+/// Largest `boot_jitter=`: a million instructions, a millisecond of guest time under `-icount`.
+pub const MAX_BOOT_JITTER: u64 = 1_000_000;
 
 /// Largest `ticks=`: the boot check of `make run` waits this many ticks with no progress line,
 /// so at the default 1 ms tick at most 10 s.
@@ -491,7 +505,7 @@ mod tests {
             parsed.rejections[2].to_string(),
             "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
              imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, trace, max_processes, \
-             queues, placement, seed)"
+             queues, placement, seed, boot_jitter)"
         );
     }
 
@@ -521,6 +535,10 @@ mod tests {
         assert_eq!(too_big.config.seed, 0, "a seed beyond u64 is refused and the default stays");
         assert_eq!(too_big.rejections.len(), 1);
         assert!(parse("seed=7").config.to_string().ends_with(" seed=7"));
+        let jittered = parse("boot_jitter=3 seed=7").config;
+        assert_eq!(jittered.boot_jitter, 3);
+        assert!(jittered.to_string().ends_with(" seed=7 boot_jitter=3"), "printed when set");
+        assert_eq!(parse("boot_jitter=1000001").rejections[0].reason, RejectReason::OutOfRange { min: 0, max: 1_000_000 });
     }
 
     #[test]
@@ -813,7 +831,7 @@ mod tests {
                 (b"bogus=1", RejectReason::UnknownKey { program_keys: &["rounds", "mode"] }),
             ]
         );
-        assert!(parsed.rejections[2].to_string().ends_with("queues, placement, seed, rounds, mode)"));
+        assert!(parsed.rejections[2].to_string().ends_with("queues, placement, seed, boot_jitter, rounds, mode)"));
         // Without the program, its words are unknown keys.
         let alone = parse("rounds=4");
         assert_eq!(words(&alone), vec![(&b"rounds=4"[..], RejectReason::UnknownKey { program_keys: &[] })]);
