@@ -1,11 +1,12 @@
 //! What the in-QEMU tests (tests/) share: the failure macro, running a job in kernel context,
-//! and the balancer's rules checked after a workload. Only tests use these; they live here, in
+//! a `Display` that panics, and the balancer's rules checked after a workload. Only tests use these; they live here, in
 //! the programs' library, so the kernel library holds none of them.
 
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::fmt;
 use core::sync::atomic::Ordering;
 
 use beamcore::{ExitCode, println, sched, smp};
@@ -23,6 +24,16 @@ macro_rules! ensure {
             return $crate::__kernel::ExitCode::Failure(1);
         }
     };
+}
+
+/// A `Display` that panics when formatted ("inner panic inside Display"): a program's own
+/// formatting code failing inside `println!` or a panic's message (tests/92, tests/95).
+pub struct PanickingDisplay;
+
+impl fmt::Display for PanickingDisplay {
+    fn fmt(&self, _f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        panic!("inner panic inside Display")
+    }
 }
 
 /// For test kernels that must fault in kernel code (not in a process, where a fault only ends

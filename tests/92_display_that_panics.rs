@@ -21,14 +21,7 @@ use core::fmt;
 use beamcore::sched::{self, ExitReason, Message, Pid};
 use beamcore::{ExitCode, println};
 use beamcore_apps::ensure;
-
-struct Bad;
-
-impl fmt::Display for Bad {
-    fn fmt(&self, _f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        panic!("inner panic inside Display")
-    }
-}
+use beamcore_apps::testing::PanickingDisplay;
 
 struct Repeat(char, usize);
 
@@ -62,9 +55,9 @@ fn run(body: fn()) -> Option<ExitReason> {
 }
 
 fn main() -> ExitCode {
-    let in_println = run(|| println!("before {} after", Bad));
+    let in_println = run(|| println!("before {} after", PanickingDisplay));
     ensure!(in_println == Some(ExitReason::Panic), "println of a panicking Display: {in_println:?}");
-    let in_panic = run(|| panic!("outer {}", Bad));
+    let in_panic = run(|| panic!("outer {}", PanickingDisplay));
     ensure!(in_panic == Some(ExitReason::Panic), "panic! with a panicking Display: {in_panic:?}");
 
     let long = run(|| println!("long: {}", Repeat('x', 1024)));

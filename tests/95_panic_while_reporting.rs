@@ -12,21 +12,11 @@
 #![no_std]
 #![no_main]
 
-use core::fmt;
-
 use beamcore::ExitCode;
-use beamcore_apps::testing::run_as_kernel_job;
-
-struct Bad;
-
-impl fmt::Display for Bad {
-    fn fmt(&self, _f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        panic!("inner panic inside Display")
-    }
-}
+use beamcore_apps::testing::{PanickingDisplay, run_as_kernel_job};
 
 fn main() -> ExitCode {
-    run_as_kernel_job(1, || panic!("the kernel gives up: {}", Bad))
+    run_as_kernel_job(1, || panic!("the kernel gives up: {}", PanickingDisplay))
 }
 
 beamcore::entry!(main);
