@@ -538,7 +538,10 @@ mod tests {
         let jittered = parse("boot_jitter=3 seed=7").config;
         assert_eq!(jittered.boot_jitter, 3);
         assert!(jittered.to_string().ends_with(" seed=7 boot_jitter=3"), "printed when set");
-        assert_eq!(parse("boot_jitter=1000001").rejections[0].reason, RejectReason::OutOfRange { min: 0, max: 1_000_000 });
+        assert_eq!(
+            parse("boot_jitter=1000001").rejections[0].reason,
+            RejectReason::OutOfRange { min: 0, max: 1_000_000 }
+        );
     }
 
     #[test]
