@@ -352,9 +352,10 @@ fn start_spin_table(release_address: u64, id: usize) {
     wait_online(id);
 }
 
+/// Waits until core `id` is online and counted in `smp::cores_online` (its last step at boot).
 fn wait_online(id: usize) {
     let deadline = Deadline::after_us(CORE_START_TIMEOUT_US);
-    while !smp::core(id).is_online() {
+    while !smp::core(id).was_online_before() {
         if deadline.expired() {
             println!("smp: core {id} did not come online within {} ms", CORE_START_TIMEOUT_US / 1000);
             return;

@@ -212,14 +212,17 @@ pub(crate) fn bring_core_online(id: usize) -> Result<(), GicError> {
     // ORDERING: Release publishes this core's GIC registration (its SGI target) and mpidr to
     // whoever sees it online (Acquire in `is_online`) and may then send it SGIs.
     me.online.store(true, Ordering::Release);
-    // ORDERING: Release, paired with `was_online_before`: a later start of this core (a return
-    // from offline) takes the rejoin path instead of counting itself again.
-    me.ever_online.store(true, Ordering::Release);
     // ORDERING: Release, paired with the Acquire load in `cores_online` (same publication as
     // `online`). Was AcqRel: the acquire half paired with nothing, since this core reads none
     // of what the cores counted before it published; the release sequence of the increments
     // already carries each core's publication to the reader.
     CORES_ONLINE.fetch_add(1, Ordering::Release);
+    // ORDERING: Release, paired with `was_online_before`: a later start of this core (a return
+    // from offline) takes the rejoin path instead of counting itself again; and, stored after
+    // the count, it tells the boot core (`wait_online` in kernel_init) that this core is
+    // counted. (Waiting on `online` alone let the boot core print `smp: 63 cores online` of 64
+    // when the last core was descheduled between its two stores, on a loaded host.)
+    me.ever_online.store(true, Ordering::Release);
     Ok(())
 }
 
