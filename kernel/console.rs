@@ -69,11 +69,8 @@ pub fn init(base: usize, clock_hz: Option<u32>) {
 /// process stack with IRQs masked: the kernel working for a process) formatting and writing
 /// both happen on the kernel stack under the lock, since only kernel types are formatted there.
 pub fn write_line(args: fmt::Arguments<'_>) {
-    // ORDERING: Acquire, paired with the Release store in `init` (the UART base and set-up).
-    if !LOCKING.load(Ordering::Acquire) {
-        let _ = Uart.write_fmt(format_args!("{args}\n"));
-        return;
-    }
+    // A process runs only after `init` (locked output), so only the kernel's path below needs
+    // to know whether the console locks yet.
     if running_on_process_stack() && !cpu::irqs_masked() {
         let mut line = LineBuffer::new();
         let _ = line.write_fmt(args);
@@ -156,11 +153,6 @@ impl LineBuffer {
         core::str::from_utf8(self.as_bytes()).unwrap_or("")
     }
 
-    /// Whether the text was cut.
-    pub fn was_cut(&self) -> bool {
-        self.cut
-    }
-
     /// Ends the line: the cut mark if it was cut, then a newline (room for both is kept).
     fn finish_line(&mut self) {
         if self.cut {
@@ -173,14 +165,24 @@ impl LineBuffer {
         if self.spilled.is_empty() { self.inline_len } else { self.spilled.len() }
     }
 
-    /// Appends without the length check (the cut mark and newline, whose room is reserved).
-    fn push_unchecked(&mut self, bytes: &[u8]) {
-        if self.spilled.is_empty() && self.inline_len + bytes.len() <= INLINE_LINE_BYTES {
+    /// Appends `bytes`, keeping room for `keep_back` more: inline while they fit there, else on
+    /// the heap. False (nothing appended) when the heap has no room.
+    fn try_append(&mut self, bytes: &[u8], keep_back: usize) -> bool {
+        if self.spilled.is_empty() && self.inline_len + bytes.len() + keep_back <= INLINE_LINE_BYTES {
             self.inline[self.inline_len..self.inline_len + bytes.len()].copy_from_slice(bytes);
             self.inline_len += bytes.len();
-        } else if self.spill(bytes.len()) {
+            true
+        } else if self.spill(bytes.len() + keep_back) {
             self.spilled.extend_from_slice(bytes);
+            true
         } else {
+            false
+        }
+    }
+
+    /// Appends without the length check (the cut mark and newline, whose room is reserved).
+    fn push_unchecked(&mut self, bytes: &[u8]) {
+        if !self.try_append(bytes, 0) {
             // No heap even for the ending: overwrite the inline tail so the line still ends.
             let at = INLINE_LINE_BYTES - bytes.len();
             self.inline[at..].copy_from_slice(bytes);
@@ -229,12 +231,7 @@ impl fmt::Write for LineBuffer {
             bytes = &bytes[..char_floor(text, room)];
             self.cut = true;
         }
-        if self.spilled.is_empty() && self.inline_len + bytes.len() + reserve <= INLINE_LINE_BYTES {
-            self.inline[self.inline_len..self.inline_len + bytes.len()].copy_from_slice(bytes);
-            self.inline_len += bytes.len();
-        } else if self.spill(bytes.len() + reserve) {
-            self.spilled.extend_from_slice(bytes);
-        } else {
+        if !self.try_append(bytes, reserve) {
             // The heap has no room: keep what fits inline and mark the line cut.
             let room = (INLINE_LINE_BYTES - reserve).saturating_sub(self.inline_len);
             let fits = if bytes.len() > room { char_floor(text, room) } else { bytes.len() };

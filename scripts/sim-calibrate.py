@@ -326,10 +326,11 @@ def main():
             runs = run_qemu_cases(cases, args.jobs, variant)
             v_qemu = {case: [runs[(case, seed)] for seed in SEEDS] for case in cases}
             v_sim = simulate(SIM, cases, runs, args.jobs)
-            moved = regression_problems({case_key(c): summarise(v_qemu[c], v_sim[c]) for c in cases}, reference)
+            v_summary = {case_key(c): summarise(v_qemu[c], v_sim[c]) for c in cases}
+            moved = regression_problems(v_summary, reference)
             label = f"{variant[0]} spaces more in the bootargs" if variant[0] else f"{variant[1]} boot instructions more"
-            worst = max((abs(summarise(v_qemu[c], v_sim[c])["max_over_mean"]["mean"]
-                             - reference[case_key(c)]["max_over_mean"]["mean"]) for c in cases), default=0.0)
+            worst = max((abs(v["max_over_mean"]["mean"] - reference[key]["max_over_mean"]["mean"])
+                         for key, v in v_summary.items()), default=0.0)
             print(f"sim-calibrate: self-test: harmless variant ({label}): "
                   + (f"FAILED the gate on {len(moved)} observables: "
                      + "; ".join(f"{k} {n}: {why}" for k, n, why in moved[:3]) if moved
