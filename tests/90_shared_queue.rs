@@ -37,6 +37,8 @@ use beamcore_apps::{ensure, workloads};
 /// Start order of the priority check's processes.
 static STARTED: AtomicUsize = AtomicUsize::new(0);
 static MAX_STARTED_AT: AtomicUsize = AtomicUsize::new(usize::MAX);
+/// `STARTED` as the max process was spawned.
+static SPAWNED_AFTER: AtomicUsize = AtomicUsize::new(usize::MAX);
 /// Turns bound processes took on a core not theirs.
 static OFF_CORE_TURNS: AtomicUsize = AtomicUsize::new(0);
 /// First turns per core of the placement check's processes.
@@ -66,13 +68,22 @@ fn main() -> ExitCode {
             })
             .expect("spawn normal");
         }
-        let before = STARTED.load(Ordering::Relaxed);
-        sched::spawn_with(SpawnOptions::default().priority(Priority::Max), move || {
-            MAX_STARTED_AT.store(STARTED.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
-            let _ = sched::send(me, Message::Word(1));
+        // The count is read and the max process spawned by a max-priority process, not by main:
+        // main has normal priority, and a tick between its read and its spawn would queue it
+        // behind the normal processes it is counting (one FIFO per level in this mode), so the
+        // max process would start late for the test's own reason, not the scheduler's.
+        let max = SpawnOptions::default().priority(Priority::Max);
+        sched::spawn_with(max, move || {
+            SPAWNED_AFTER.store(STARTED.load(Ordering::Relaxed), Ordering::Relaxed);
+            sched::spawn_with(max, move || {
+                MAX_STARTED_AT.store(STARTED.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+                let _ = sched::send(me, Message::Word(1));
+            })
+            .expect("spawn max");
         })
-        .expect("spawn max");
+        .expect("spawn the max process's spawner");
         ensure!(matches!(sched::receive_timeout(5_000_000), Some(Message::Word(1))), "the max process did not run");
+        let before = SPAWNED_AFTER.load(Ordering::Relaxed);
         let at = MAX_STARTED_AT.load(Ordering::Relaxed);
         ensure!(
             before + cores < normals,
