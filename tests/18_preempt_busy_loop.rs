@@ -44,7 +44,7 @@ fn main() -> ExitCode {
     ensure!(sched::monitor(spinner).is_ok(), "monitor spinner");
     ensure!(sched::kill(spinner).is_ok(), "kill spinner");
     match sched::receive_timeout(20_000_000) {
-        Some(Message::Down { pid, reason: ExitReason::Killed }) if pid == spinner => {}
+        Some(Message::Down { pid, reason: ExitReason::Killed, .. }) if pid == spinner => {}
         other => ensure!(false, "expected the spinner's Down(Killed), got {other:?}"),
     }
     println!("test: 5 workers finished beside an endless loop on core {core} ({preemptions} preemptions); loop killed");

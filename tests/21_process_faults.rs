@@ -68,17 +68,19 @@ fn main() -> ExitCode {
     while workers != 0xff || !fault_seen || !overflow_seen || !undefined_seen || !panic_seen {
         match sched::receive_timeout(20_000_000) {
             Some(Message::Word(i)) => workers |= 1 << i,
-            Some(Message::Down { pid, reason: ExitReason::Fault { class: 0x25, address: 0x18 } }) if pid == faulty => {
+            Some(Message::Down { pid, reason: ExitReason::Fault { class: 0x25, address: 0x18 }, .. })
+                if pid == faulty =>
+            {
                 fault_seen = true
             }
-            Some(Message::Down { pid, reason: ExitReason::StackOverflow }) if pid == overflowing => {
+            Some(Message::Down { pid, reason: ExitReason::StackOverflow, .. }) if pid == overflowing => {
                 overflow_seen = true
             }
             // EC 0x00: unknown reason, which is what an undefined instruction raises.
-            Some(Message::Down { pid, reason: ExitReason::Fault { class: 0x00, .. } }) if pid == undefined => {
+            Some(Message::Down { pid, reason: ExitReason::Fault { class: 0x00, .. }, .. }) if pid == undefined => {
                 undefined_seen = true
             }
-            Some(Message::Down { pid, reason: ExitReason::Panic }) if pid == panicking => panic_seen = true,
+            Some(Message::Down { pid, reason: ExitReason::Panic, .. }) if pid == panicking => panic_seen = true,
             other => ensure!(
                 false,
                 "unexpected {other:?} (workers {workers:#b}, fault {fault_seen}, overflow {overflow_seen})"

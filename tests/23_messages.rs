@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     ensure!(sched::monitor(sender).is_ok(), "monitor sender");
     ensure!(sched::send(sender, Message::Word(0)).is_ok(), "sender ended early");
     match sched::receive_timeout(10_000_000) {
-        Some(Message::Down { pid, reason: ExitReason::Normal }) if pid == sender => {}
+        Some(Message::Down { pid, reason: ExitReason::Normal, .. }) if pid == sender => {}
         other => ensure!(false, "sender's end not reported: {other:?}"),
     }
 
@@ -70,7 +70,7 @@ fn main() -> ExitCode {
     ensure!(sched::monitor(ended).is_ok(), "monitor short-lived process");
     ensure!(sched::send(ended, Message::Word(0)).is_ok(), "short-lived process ended early");
     match sched::receive_timeout(10_000_000) {
-        Some(Message::Down { pid, reason: ExitReason::Normal }) if pid == ended => {}
+        Some(Message::Down { pid, reason: ExitReason::Normal, .. }) if pid == ended => {}
         other => ensure!(false, "short-lived process's end not reported: {other:?}"),
     }
     ensure!(!sched::is_alive(ended), "ended process still alive");

@@ -20,7 +20,7 @@ fn recurse(depth: u64) -> u64 {
 
 fn expect_down(pid: Pid, expected: ExitReason) -> Result<(), Message> {
     match sched::receive_timeout(10_000_000) {
-        Some(Message::Down { pid: who, reason }) if who == pid && reason == expected => Ok(()),
+        Some(Message::Down { pid: who, reason, .. }) if who == pid && reason == expected => Ok(()),
         Some(other) => Err(other),
         None => Err(Message::Word(u64::MAX)),
     }

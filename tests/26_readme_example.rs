@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     .expect("spawn");
     sched::monitor(worker).expect("monitor");
     sched::send(worker, Message::Word(0)).expect("worker is alive");
-    if let Some(Message::Down { pid, reason }) = sched::receive_timeout(1_000_000) {
+    if let Some(Message::Down { pid, reason, .. }) = sched::receive_timeout(1_000_000) {
         println!("worker {pid} ended: {reason}");
     }
     ExitCode::Success

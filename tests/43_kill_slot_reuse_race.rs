@@ -55,7 +55,7 @@ fn busy(core: usize) -> bool {
 
 fn down_of(pid: Pid) -> Option<ExitReason> {
     match sched::receive_timeout(10_000_000) {
-        Some(Message::Down { pid: ended, reason }) if ended == pid => Some(reason),
+        Some(Message::Down { pid: ended, reason, .. }) if ended == pid => Some(reason),
         _ => None,
     }
 }

@@ -67,7 +67,7 @@ fn run_and_wait(body: fn()) -> Option<ExitReason> {
     sched::monitor(pid).ok()?;
     sched::send(pid, Message::Word(0)).ok()?;
     match sched::receive_timeout(10_000_000)? {
-        Message::Down { pid: ended, reason } if ended == pid => Some(reason),
+        Message::Down { pid: ended, reason, .. } if ended == pid => Some(reason),
         _ => None,
     }
 }

@@ -139,8 +139,10 @@ fn main() -> ExitCode {
             Some(Message::Word(u64::MAX)) => parked_done = true,
             Some(Message::Word(word)) if word >> 32 == 1 => workers |= 1 << (word & 0xff),
             Some(Message::Word(word)) => sum = Some(word),
-            Some(Message::Down { pid, reason: ExitReason::Normal }) if pid == deep_one => deep_ended = true,
-            Some(Message::Down { pid, reason: ExitReason::StackOverflow }) if pid == overflowing => overflowed = true,
+            Some(Message::Down { pid, reason: ExitReason::Normal, .. }) if pid == deep_one => deep_ended = true,
+            Some(Message::Down { pid, reason: ExitReason::StackOverflow, .. }) if pid == overflowing => {
+                overflowed = true
+            }
             other => ensure!(false, "unexpected {other:?} (workers {workers:#x}, sum {sum:?})"),
         }
     }

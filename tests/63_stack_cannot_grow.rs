@@ -63,7 +63,7 @@ fn main() -> ExitCode {
 
     ensure!(sched::send(first, Message::Word(0)).is_ok(), "go");
     match sched::receive_timeout(60_000_000) {
-        Some(Message::Down { pid, reason: ExitReason::OutOfMemory }) if pid == first => {}
+        Some(Message::Down { pid, reason: ExitReason::OutOfMemory, .. }) if pid == first => {}
         other => ensure!(false, "the grower: {other:?}, expected its Down with OutOfMemory"),
     }
     for &pid in &idle {

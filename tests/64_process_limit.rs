@@ -63,7 +63,7 @@ fn main() -> ExitCode {
     ensure!(sched::kill(ended) == Err(SendError::NoProc(ended)), "kill of a stale pid");
     ensure!(sched::monitor(ended).is_ok(), "monitor a stale pid");
     match sched::receive_timeout(10_000_000) {
-        Some(Message::Down { pid, reason: ExitReason::NoProc }) if pid == ended => {}
+        Some(Message::Down { pid, reason: ExitReason::NoProc, .. }) if pid == ended => {}
         other => ensure!(false, "monitor of a stale pid gave {other:?}"),
     }
     ensure!(sched::is_alive(again), "the stale pid's kill reached {again}");

@@ -198,7 +198,7 @@ fn main() -> ExitCode {
             ensure!(sched::send(pid, Message::Word(0)).is_ok(), "go {pid}");
             let reason = loop {
                 match sched::receive_timeout(20_000_000) {
-                    Some(Message::Down { pid: who, reason }) if who == pid => break reason,
+                    Some(Message::Down { pid: who, reason, .. }) if who == pid => break reason,
                     Some(_) => continue,
                     None => {
                         ensure!(false, "{name:?} at {margin} bytes left: no Down within 20 s");
@@ -243,7 +243,7 @@ fn main() -> ExitCode {
     while stopped < BYSTANDERS {
         match sched::receive_timeout(20_000_000) {
             Some(Message::Down { reason: ExitReason::Normal, .. }) => stopped += 1,
-            Some(Message::Down { pid, reason }) => ensure!(false, "bystander {pid} ended {reason}"),
+            Some(Message::Down { pid, reason, .. }) => ensure!(false, "bystander {pid} ended {reason}"),
             Some(_) => {}
             None => ensure!(false, "bystanders did not all stop"),
         }

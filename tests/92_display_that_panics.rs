@@ -37,7 +37,7 @@ impl fmt::Display for Repeat {
 fn ended(pid: Pid) -> Option<ExitReason> {
     loop {
         match sched::receive_timeout(20_000_000)? {
-            Message::Down { pid: who, reason } if who == pid => return Some(reason),
+            Message::Down { pid: who, reason, .. } if who == pid => return Some(reason),
             _ => {}
         }
     }
@@ -81,7 +81,7 @@ fn main() -> ExitCode {
     // Their `Down`s come in any order: each must be one of theirs, once, and normal.
     for _ in 0..chorus.len() {
         match sched::receive_timeout(20_000_000) {
-            Some(Message::Down { pid, reason }) => {
+            Some(Message::Down { pid, reason, .. }) => {
                 let member = chorus.iter().position(|c| *c == Some(pid));
                 ensure!(member.is_some(), "a Down from {pid}, not a chorus member (or twice)");
                 ensure!(reason == ExitReason::Normal, "chorus {pid}: {reason}");

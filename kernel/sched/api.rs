@@ -3,6 +3,7 @@
 //! Every call that blocks or yields must come from a process (the program's `main` runs as
 //! one). Calls that only send or spawn work from anywhere.
 
+use alloc::boxed::Box;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::active;
@@ -13,10 +14,11 @@ use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
 use super::process::{
-    self, Affinity, Entry, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, State, lookup,
+    self, Affinity, Entry, ExitReason, Message, Pid, Ref, Relations, SendError, SpawnError, SpawnOptions, State, lookup,
 };
 use super::runqueue::movable;
 use super::settings::spawn_placement;
+use super::signals;
 use super::stats::{self, CoreStats};
 use super::table;
 use super::wake::{admit, make_runnable};
@@ -32,6 +34,26 @@ pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnErro
 
 /// Spawns a process with `options`.
 pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function: F) -> Result<Pid, SpawnError> {
+    spawn_related(options, function, Relation::None)
+}
+
+/// A relation a new process starts with, set in the same step as the spawn (before it can run,
+/// so it cannot end unobserved): Erlang's `spawn_link` and `spawn_monitor`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Relation {
+    None,
+    /// Linked to the spawner (this pid).
+    Link(Pid),
+    /// Monitored by the spawner (this pid) under this reference.
+    Monitor(Pid, Ref),
+}
+
+/// `spawn_with`, and the relation to the spawner the process starts with.
+pub(super) fn spawn_related<F: FnOnce() + Send + 'static>(
+    options: SpawnOptions,
+    function: F,
+    relation: Relation,
+) -> Result<Pid, SpawnError> {
     // Where the process starts: the core named, else the `placement=` choice, if its allowed
     // cores include it and it schedules (`balance::place`). Best effort against a core leaving:
     // one that leaves after this check is caught by its closed inbox, and the process starts on
@@ -48,6 +70,11 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
         Err(Ok(on_heap)) => Err(on_heap),
         Err(Err(error)) => return Err(SpawnError::OutOfMemory(error)),
     };
+    // What the relation needs is allocated before anything is made, so nothing after can fail.
+    let child_relations = match relation {
+        Relation::None => None,
+        Relation::Link(parent) | Relation::Monitor(parent, _) => Some(prepare_relation(relation, parent)?),
+    };
     // The frame pool and the free slots are only touched on the kernel stack: see there.
     let slot = context::on_kernel_stack(|| table::allocate(options.stack_bytes))?;
     let process = process::slot(slot);
@@ -58,7 +85,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
     process.core.store(core, Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
     process.movable.store(movable(process), Ordering::Relaxed);
-    process.kill_requested.store(false, Ordering::Relaxed);
+    process.exit_requested.store(false, Ordering::Relaxed);
     // SAFETY: the slot was free: no core owns the process yet, nobody else can reach it until
     // `state` below says it exists (lookups check it under the same lock).
     let local = unsafe { process.local() };
@@ -81,14 +108,50 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
         // Empty already: `finish` takes both out of the slot when its process ends, and nobody
         // adds to a `Free` process's (send and monitor check the state under this lock), so no
         // clearing here (it cost two out-of-line calls per spawn).
-        debug_assert!(shared.mailbox.is_empty() && shared.monitors.is_empty(), "a free slot holds messages");
+        debug_assert!(shared.mailbox.is_empty() && shared.relations.is_none(), "a free slot holds messages");
+        shared.relations = child_relations;
         Pid { index: slot, generation: shared.generation }
     };
+    if let Relation::Link(parent) | Relation::Monitor(parent, _) = relation {
+        // The spawner's end of the relation, before the child can run (room reserved in
+        // `prepare_relation`; a concurrent link to the spawner may have taken it, and the push
+        // then grows the list from the kernel's reserve).
+        let mut shared = process::slot(parent.index).shared.lock_irqs_masked();
+        let relations = shared.relations.as_mut().expect("made by prepare_relation");
+        match relation {
+            Relation::Link(_) => relations.links.push(pid),
+            Relation::Monitor(_, reference) => relations.watching.push((reference, pid)),
+            Relation::None => {}
+        }
+    }
     // ORDERING: Relaxed: a label for traces; whoever runs the process gets it through the
     // queue that hands it over.
     process.generation_hint.store(pid.generation, Ordering::Relaxed);
     admit(&mut on_core, core, slot);
     Ok(pid)
+}
+
+/// The new process's `Relations` for `relation` to `parent` (the caller), and room for the
+/// other end in the caller's.
+fn prepare_relation(relation: Relation, parent: Pid) -> Result<Box<Relations>, SpawnError> {
+    let mut child = heap::try_box(Relations::default()).map_err(SpawnError::OutOfMemory)?;
+    let _core = OnCore::enter();
+    let mut shared = process::slot(parent.index).shared.lock_irqs_masked();
+    let own = signals::relations(&mut shared).map_err(SpawnError::OutOfMemory)?;
+    match relation {
+        Relation::Link(_) => {
+            signals::reserve(&mut own.links).map_err(SpawnError::OutOfMemory)?;
+            signals::reserve(&mut child.links).map_err(SpawnError::OutOfMemory)?;
+            child.links.push(parent);
+        }
+        Relation::Monitor(_, reference) => {
+            signals::reserve(&mut own.watching).map_err(SpawnError::OutOfMemory)?;
+            signals::reserve(&mut child.watchers).map_err(SpawnError::OutOfMemory)?;
+            child.watchers.push((reference, parent));
+        }
+        Relation::None => {}
+    }
+    Ok(child)
 }
 
 /// Spawns counted machine-wide, for `placement=round_robin`.
@@ -156,6 +219,9 @@ pub fn bump_reductions(reductions: u32) {
     // SAFETY: the running process on its own core, IRQs masked.
     let local = unsafe { process::slot(slot).local() };
     local.reductions -= i64::from(reductions);
+    let total = process::slot(slot).reductions.load(Ordering::Relaxed) + u64::from(reductions);
+    // ORDERING: Relaxed: a count only this process writes (for `process_info`).
+    process::slot(slot).reductions.store(total, Ordering::Relaxed);
     if local.reductions <= 0 {
         switch_out(core, Pending::Requeue);
     }
@@ -202,9 +268,10 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
         // now would postpone that turn for ever (nothing wakes a killed process), so the flag is
         // checked here, under the lock `kill` sets it under: either `kill` saw `Waiting` and wakes
         // us, or we see its flag.
-        if process.kill_requested.load(Ordering::Relaxed) {
+        if process.exit_requested.load(Ordering::Relaxed) {
+            let reason = shared.exit_reason();
             drop(shared);
-            exit_out(core, ExitReason::Killed);
+            exit_out(core, reason);
         }
         if let Some(message) = shared.mailbox.pop_front() {
             return Some(message);
@@ -241,53 +308,40 @@ pub fn exit(reason: ExitReason) -> ! {
     exit_out(OnCore::enter(), reason)
 }
 
-/// Asks to be told when `pid` ends: the caller receives `Message::Down { pid, reason }` (with
-/// `ExitReason::NoProc` at once if `pid` has already ended).
-pub fn monitor(pid: Pid) -> Result<(), SendError> {
-    let me = self_pid().expect("monitor is called from a process");
-    if let Some(process) = process::slot_checked(pid.index) {
-        let mut shared = process.shared.lock();
-        if shared.generation == pid.generation && shared.state != State::Free {
-            if shared.monitors.try_reserve(1).is_err() {
-                return Err(SendError::OutOfMemory(pid));
-            }
-            shared.monitors.push(me);
-            return Ok(());
-        }
-    }
-    send(me, Message::Down { pid, reason: ExitReason::NoProc })
-}
-
-/// Ends `pid` with reason `Killed` the next time its core would run it, at once if it waits, or
-/// when it next calls `receive` if it is running now.
+/// Ends `pid` with reason `Killed`, which it cannot trap (Erlang's `exit(Pid, kill)`; its links
+/// receive `Killed`): the next time its core would run it, at once if it waits, or when it next
+/// calls `receive` if it is running now. A process that kills itself ends in this call.
 ///
 /// The generation check and the kill flag are one step under the slot's lock, the lock under
 /// which `finish` ends the occupant and bumps the generation: were the flag set after the lock
 /// was released, the target could exit and a new process be spawned into the reused slot in
 /// between, and the new process would be killed. `kill_model` (loom) checks both protocols.
 pub fn kill(pid: Pid) -> Result<(), SendError> {
-    let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
     let mut core = OnCore::enter();
     let wake = {
-        let mut shared = process.shared.lock();
-        if shared.generation != pid.generation || shared.state == State::Free {
-            return Err(SendError::NoProc(pid));
-        }
-        // ORDERING: Relaxed is enough: the flag is written only under the slot lock, and the
-        // scheduler that acts on it reads it after taking the process from a run queue or
-        // inbox, whose release/acquire (or this lock, for a wake below) orders it after us.
-        process.kill_requested.store(true, Ordering::Relaxed);
-        let wake = shared.state == State::Waiting;
-        if wake {
-            shared.state = State::Runnable;
-        }
-        wake
+        let (process, mut shared) = signals::lock_live(pid).ok_or(SendError::NoProc(pid))?;
+        signals::request_kill(process, &mut shared)
     };
     if wake {
         make_runnable(&mut core, pid.index);
     }
+    // A kernel call is a safe point: a process that killed itself ends here.
+    exit_if_requested(core);
     Ok(())
+}
+
+/// A safe point: if an exit is pending for the calling process (a kill, an exit signal it does
+/// not trap), it ends here, with the pending reason. Nothing outside a process.
+pub(super) fn exit_if_requested(mut core: OnCore) {
+    let Some(slot) = core.local().current else { return };
+    let process = process::slot(slot);
+    // ORDERING: Relaxed: its own flag; set under its lock, read again under it below.
+    if !process.exit_requested.load(Ordering::Relaxed) {
+        return;
+    }
+    let reason = process.shared.lock_irqs_masked().exit_reason();
+    exit_out(core, reason)
 }
 
 /// True while `pid` names a live process.

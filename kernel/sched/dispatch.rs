@@ -28,8 +28,8 @@ use crate::mm::heap::TurnCount;
 /// loop, then ends the turn of whichever process ran last (processes may have handed the core
 /// to each other meanwhile). Scheduler side.
 pub(super) fn run(core: &mut OnCore, slot: u32) {
-    if kill_requested(slot) {
-        finish(core, slot, ExitReason::Killed);
+    if exit_requested(slot) {
+        finish(core, slot, requested_exit(slot));
         return;
     }
     let next = begin_turn(core, slot, true);
@@ -53,10 +53,18 @@ fn next_context(next: &Next) -> Context {
     next.saved_context().expect("a saved context unless preempted")
 }
 
-/// Whether a kill is waiting for the process in `slot`: it is ended instead of run.
-fn kill_requested(slot: u32) -> bool {
-    // ORDERING: Relaxed: the flag carries no data; `kill` writes it under the slot lock (see there).
-    process::slot(slot).kill_requested.load(Ordering::Relaxed)
+/// Whether an exit is waiting for the process in `slot` (a kill, or an exit signal it does not
+/// trap): it is ended instead of run.
+fn exit_requested(slot: u32) -> bool {
+    // ORDERING: Relaxed: the flag carries no data; it is written under the slot lock (see
+    // `kill`), and the reason is read under that lock.
+    process::slot(slot).exit_requested.load(Ordering::Relaxed)
+}
+
+/// Why the process in `slot` must end (its flag `exit_requested` is set).
+#[cold]
+fn requested_exit(slot: u32) -> ExitReason {
+    process::slot(slot).shared.lock_irqs_masked().exit_reason()
 }
 
 /// Makes the process in `slot` (owned by this core, in no queue) the running one and says how
@@ -190,7 +198,7 @@ extern "C" fn next_turn_from_process() -> Next {
     }
     let stats = core.scheduler().stats;
     match core.local().queues.take_next_inline(shared, stats) {
-        Some(Accepted::Run(slot)) if !kill_requested(slot) => begin_turn(&mut core, slot, false),
+        Some(Accepted::Run(slot)) if !exit_requested(slot) => begin_turn(&mut core, slot, false),
         Some(Accepted::Run(slot)) => next_turn_after_kill(core, slot),
         Some(Accepted::Low(slot)) => next_turn_low(core, slot),
         None => next_turn_take(core),
@@ -242,7 +250,7 @@ fn take_and_begin_turn(mut core: OnCore) -> Next {
 #[inline(always)]
 fn begin_next_turn(mut core: OnCore, next: Option<u32>) -> Next {
     match next {
-        Some(slot) if !kill_requested(slot) => begin_turn(&mut core, slot, true),
+        Some(slot) if !exit_requested(slot) => begin_turn(&mut core, slot, true),
         Some(slot) => next_turn_after_kill(core, slot),
         None => Next::LOOP,
     }
@@ -323,7 +331,8 @@ fn account_heap(heap_turn: &TurnCount, slot: u32) {
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
 extern "C" fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
     loop {
-        finish(&mut core, slot, ExitReason::Killed);
+        let reason = requested_exit(slot);
+        finish(&mut core, slot, reason);
         if attention::loop_needed(&mut core) {
             return Next::LOOP;
         }
@@ -333,7 +342,7 @@ extern "C" fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
             core.local().queues.take_next(shared, stats)
         };
         match next {
-            Some(next) if !kill_requested(next) => return begin_turn(&mut core, next, true),
+            Some(next) if !exit_requested(next) => return begin_turn(&mut core, next, true),
             Some(next) => slot = next,
             None => return Next::LOOP,
         }

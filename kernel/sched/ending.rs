@@ -1,13 +1,13 @@
 //! The end of a process: its slot's generation bumped (stale pids refused from then on), its
-//! monitors told, its stack and slot freed; and the two ends that are more than a process's
+//! monitors and links told, its stack and slot freed; and the two ends that are more than a process's
 //! own: the program's main process (its end is the run's), and what panicking processes left
 //! on the heap.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::mailbox;
 use super::percore::OnCore;
-use super::process::{self, ExitReason, Message, Pid, State};
+use super::process::{self, ExitReason, Pid, State};
+use super::signals;
 use super::stats::bump;
 use super::table;
 use crate::mm::stacks;
@@ -16,7 +16,7 @@ use crate::mm::stacks;
 /// tells its monitors, frees its stack and slot.
 pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     let process = process::slot(slot);
-    let (pid, monitors, mailbox) = {
+    let (pid, relations, mailbox) = {
         // IRQs are masked already (the caller's `OnCore`).
         let mut shared = process.shared.lock_irqs_masked();
         let pid = Pid { index: slot, generation: shared.generation };
@@ -26,8 +26,11 @@ pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
         // Cleared under the lock that ends this generation: a `kill` of the old pid either
         // came before (and is cleared here) or sees the new generation and refuses.
         // ORDERING: Relaxed: written and read under the slot lock (see `kill`).
-        process.kill_requested.store(false, Ordering::Relaxed);
-        (pid, core::mem::take(&mut shared.monitors), core::mem::take(&mut shared.mailbox))
+        process.exit_requested.store(false, Ordering::Relaxed);
+        shared.trap_exits = false;
+        // Taken out in the step that ends the generation: from here on nobody can link to it
+        // or monitor it (they find it `Free`), and everyone who did is in these lists.
+        (pid, shared.relations.take(), core::mem::take(&mut shared.mailbox))
     };
     drop(mailbox);
     // SAFETY: the process has ended and is in no queue; this core owns what is left of it.
@@ -44,6 +47,7 @@ pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     }
     // ORDERING: Relaxed: the slot is ours until `release_slot`, whose lock publishes it.
     process.migrations.store(0, Ordering::Relaxed);
+    process.reductions.store(0, Ordering::Relaxed);
     // Counted before the slot is released: whoever sees the slot free (through the free list's
     // lock) also sees this count, so spawned = completed + alive holds whenever nothing is
     // ending (the soak's exactly-once check relies on it).
@@ -52,8 +56,8 @@ pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     if is_program_main(pid) {
         panic!("the program's main process {pid} ended: {reason}");
     }
-    for watcher in monitors {
-        let _ = mailbox::send(core, watcher, Message::Down { pid, reason });
+    if let Some(relations) = relations {
+        signals::on_end(core, pid, reason, &relations);
     }
 }
 

@@ -87,6 +87,7 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
         end_with(&mut core, frame, reason);
         return;
     }
+    process.note_stack_mapped(stack.mapped_bytes());
     // SAFETY: `save_at..save_at + frame_bytes` lies in the process's own stack below its stack
     // pointer (unused by it), and the process cannot run until this frame is consumed.
     unsafe { core::ptr::copy_nonoverlapping(frame as *const TrapFrame, save_at as *mut TrapFrame, 1) };
@@ -136,7 +137,10 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
         // Just below the mapped part of its stack: map it, and the access is retried on return.
         // Kernel code may take the last pages rather than be ended there.
         match stack.grow_to(far, kernel_code) {
-            Ok(()) => return true,
+            Ok(()) => {
+                process.note_stack_mapped(stack.mapped_bytes());
+                return true;
+            }
             Err(_) => out_of_memory = true,
         }
     }

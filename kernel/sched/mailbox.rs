@@ -6,7 +6,7 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::Ordering;
 
 use super::percore::OnCore;
-use super::process::{self, Message, Pid, SendError, State};
+use super::process::{self, Message, Pid, SendError, Shared, State};
 use super::table;
 use super::trace::{self, Event};
 use super::wake::wake_by_message;
@@ -31,12 +31,7 @@ pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), 
         if shared.mailbox.len() == shared.mailbox.capacity() && !grow(&mut shared.mailbox) {
             return Err(SendError::OutOfMemory(pid));
         }
-        shared.mailbox.push_back(message);
-        let wake = shared.state == State::Waiting;
-        if wake {
-            shared.state = State::Runnable;
-        }
-        wake
+        push_and_mark(&mut shared, message)
     };
     if wake {
         if trace::enabled() {
@@ -47,6 +42,30 @@ pub(super) fn send(core: &mut OnCore, pid: Pid, message: Message) -> Result<(), 
         wake_by_message(core, pid.index);
     }
     Ok(())
+}
+
+/// Queues `message` in a locked, live process's mailbox (room made already) and marks it
+/// `Runnable` if it waited: true then, and the caller must queue it (`wake_by_message`).
+#[inline(always)]
+pub(super) fn push_and_mark(shared: &mut Shared, message: Message) -> bool {
+    shared.mailbox.push_back(message);
+    let wake = shared.state == State::Waiting;
+    if wake {
+        shared.state = State::Runnable;
+    }
+    wake
+}
+
+/// Queues a signal the kernel sends (a `Down`, a trapped `Exit`) in a locked, live process's
+/// mailbox: it may use the kernel's reserve (a signal is the kernel's, and must not be lost
+/// because a program filled the heap). False only when even that is exhausted; the caller then
+/// ends the process instead (see `signals`). True in `wake` as `push_and_mark`.
+pub(super) fn push_signal(shared: &mut Shared, message: Message, wake: &mut bool) -> bool {
+    if shared.mailbox.try_reserve(1).is_err() {
+        return false;
+    }
+    *wake = push_and_mark(shared, message);
+    true
 }
 
 /// Makes room for one more message in a full mailbox (it doubles), unless that would dip into

@@ -19,15 +19,20 @@ mod ending;
 mod entry;
 mod hooks;
 mod idle;
+mod info;
+mod links;
 mod mailbox;
+mod monitors;
 mod offline;
 mod percore;
 mod process;
 mod process_types;
+mod registry;
 mod runqueue;
 mod scheduler;
 mod settings;
 mod shared_queue;
+mod signals;
 mod stats;
 mod steal;
 mod table;
@@ -39,8 +44,8 @@ mod watchdog;
 
 pub use active::{active_cores, core_is_active, offline_moves};
 pub use api::{
-    Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, monitor, placement,
-    process_count, receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
+    Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, placement, process_count,
+    receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
 };
 pub(crate) use attention::job_queued;
 pub(crate) use dispatch::current_stack;
@@ -48,12 +53,16 @@ pub use dump::debug_dump;
 pub use ending::heap_not_reclaimed_bytes;
 pub(crate) use ending::set_program_main;
 pub(crate) use hooks::{hold_current_on_core, on_panic, on_process_fault, on_tick};
+pub use info::{ProcessInfo, Status, process_info, set_priority};
+pub use links::{link, send_exit, spawn_link, trap_exits, unlink};
+pub use monitors::{demonitor, make_ref, monitor, spawn_monitor};
 pub(crate) use offline::rejoin_scheduling;
 pub use offline::{OfflineError, OnlineError, bring_online, take_offline, timeouts_moved};
 pub use process::{
-    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, SendError, SpawnError,
-    SpawnOptions, limit as process_limit,
+    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, Ref, SendError,
+    SpawnError, SpawnOptions, limit as process_limit,
 };
+pub use registry::{MAX_NAME_BYTES, RegisterError, register, registered_count, send_named, unregister, whereis};
 pub use runqueue::RUN_NEXT_CAP;
 pub(crate) use scheduler::init_core_scheduler;
 pub(crate) use scheduler::run_loop;

@@ -9,17 +9,18 @@
 //! Because a control block, once made, stays mapped for good, a stale pointer can never
 //! dangle; it can only be refused.
 
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 pub(crate) use super::entry::Entry;
 use super::priority::Priority;
 pub(super) use super::process_types::LIMIT;
 pub use super::process_types::{
-    Affinity, DEFAULT_STACK_BYTES, ExitReason, Message, Pid, SendError, SpawnError, SpawnOptions, limit,
+    Affinity, DEFAULT_STACK_BYTES, ExitReason, Message, Pid, Ref, SendError, SpawnError, SpawnOptions, limit,
 };
 use crate::arch::context::Context;
 use crate::arch::exception::TrapFrame;
@@ -55,10 +56,41 @@ pub(crate) struct Shared {
     pub generation: u32,
     pub state: State,
     pub mailbox: VecDeque<Message>,
-    pub monitors: Vec<Pid>,
+    /// Links, monitors both ways, the registered name and the trap-exits flag: made on first use
+    /// (most processes have none, and the control block has no room for them).
+    pub relations: Option<Box<Relations>>,
     /// Bumped each time the process blocks, so a stale timeout does not wake a later wait.
     pub wait_sequence: u64,
     pub timed_out: bool,
+    /// Exit signals arrive as `Message::Exit` instead of ending it (`trap_exits`).
+    pub trap_exits: bool,
+}
+
+/// A process's relations to others, under its slot's lock (`signals.rs` keeps both ends of each
+/// consistent).
+#[derive(Default)]
+pub(crate) struct Relations {
+    /// Processes linked to it (each also lists it).
+    pub links: Vec<Pid>,
+    /// Monitors set on it: the reference and who is told when it ends.
+    pub watchers: Vec<(Ref, Pid)>,
+    /// Monitors it holds: the reference and whom it watches. A `Down` is delivered only while
+    /// its reference is here, so `demonitor` (which removes it first) is never followed by one.
+    pub watching: Vec<(Ref, Pid)>,
+    /// Its registered name, if any (the registry maps it back).
+    pub name: Option<Box<str>>,
+    /// The reason an exit signal it does not trap ends it with, at its next safe point (see
+    /// `Process::exit_requested`; the first one wins). `None` with the flag set: `Killed` (a
+    /// `kill` needs no memory). Here rather than in `Shared`, whose 16 bytes the control block
+    /// has no room for.
+    pub pending_exit: Option<ExitReason>,
+}
+
+impl Shared {
+    /// Why the process ends, once its `exit_requested` flag is set.
+    pub fn exit_reason(&self) -> ExitReason {
+        self.relations.as_ref().and_then(|r| r.pending_exit).unwrap_or(ExitReason::Killed)
+    }
 }
 
 /// What only the core running or scheduling the process touches.
@@ -98,7 +130,16 @@ pub(crate) struct Process {
     /// The balancer may move it (`runqueue::movable`, kept up to date by whoever changes what
     /// it depends on: spawn, and each migration): its run queue is then the stealable one.
     pub movable: AtomicBool,
-    pub kill_requested: AtomicBool,
+    /// An exit is pending (`Shared::pending_exit` says why): the scheduler ends the process
+    /// instead of giving it its next turn, and `receive` ends it instead of blocking. Written
+    /// only under the slot lock; read without it on the scheduler's fast path.
+    pub exit_requested: AtomicBool,
+    /// Reductions charged to it so far (`bump_reductions`): written only by the process itself,
+    /// read by `process_info` from anywhere.
+    pub reductions: AtomicU64,
+    /// Pages of its stack mapped (written by its core when the stack is made or grows; read by
+    /// `process_info`; a stack is at most 8 MiB, 2,048 pages).
+    pub stack_mapped_pages: AtomicU16,
     /// It is blocking in `receive` and its core has not yet saved its registers: set under the
     /// slot lock together with `Waiting`, cleared (Release) by that core once the registers are
     /// saved. With `queues=shared` a waker on another core queues the process as soon as it
@@ -120,6 +161,12 @@ pub(crate) struct Process {
 unsafe impl Sync for Process {}
 
 impl Process {
+    /// Records how much of its stack is mapped (for `process_info`).
+    pub(crate) fn note_stack_mapped(&self, bytes: usize) {
+        // ORDERING: Relaxed: a figure for a report, written only by the core that owns it.
+        self.stack_mapped_pages.store((bytes / crate::mm::layout::PAGE_BYTES) as u16, Ordering::Relaxed);
+    }
+
     /// It is about to block: its registers stay live on this core until `registers_saved`.
     #[inline(always)]
     pub(super) fn mark_registers_live(&self) {
@@ -157,16 +204,19 @@ impl Process {
                 generation: 0,
                 state: State::Free,
                 mailbox: VecDeque::new(),
-                monitors: Vec::new(),
+                relations: None,
                 wait_sequence: 0,
                 timed_out: false,
+                trap_exits: false,
             }),
             priority: AtomicU8::new(Priority::Normal as u8),
             allowed: CoreMaskCell::all(),
             core: AtomicUsize::new(0),
             migrations: AtomicU32::new(0),
             movable: AtomicBool::new(false),
-            kill_requested: AtomicBool::new(false),
+            exit_requested: AtomicBool::new(false),
+            reductions: AtomicU64::new(0),
+            stack_mapped_pages: AtomicU16::new(0),
             registers_live: AtomicBool::new(false),
             generation_hint: AtomicU32::new(0),
             free_next: AtomicU32::new(NO_SLOT),

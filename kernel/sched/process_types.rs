@@ -154,14 +154,46 @@ pub enum ExitReason {
     /// Its stack had to grow (or the kernel needed room on it to preempt it) and no free page
     /// was left.
     OutOfMemory,
-    /// Another process killed it.
+    /// It was killed: by `kill` (which it cannot trap), or by an exit signal with this reason.
+    /// Its links receive `Killed` too.
     Killed,
+    /// Asked to stop by whoever manages it (a supervisor's shutdown): an exit signal reason
+    /// for an orderly stop, not a crash.
+    Shutdown,
     /// It panicked (a Rust `panic!`, a failed `expect`, an overflow check). The message is
     /// printed on the console; what it had on the heap is not reclaimed (panics abort, there
     /// is no unwinding) but counted: see `sched::heap_not_reclaimed_bytes`.
     Panic,
-    /// (In a monitor message) the process did not exist when the monitor was set.
+    /// (In a monitor's `Down` or a link's exit signal) the process did not exist when the
+    /// monitor or link was set.
     NoProc,
+}
+
+/// A reference: a value unique on this machine for the whole run (`sched::make_ref`), as
+/// Erlang's `make_ref()`. A monitor is named by one (`Down` carries it, `demonitor` takes it).
+///
+/// Unique without a shared counter: the top byte is the core that made it, the rest that core's
+/// own count, so making one never contends with another core.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ref(pub(crate) u64);
+
+impl Ref {
+    /// The reference's bits (for printing or hashing; not to be made into a `Ref` again).
+    pub fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Debug for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#Ref<{}.{}>", self.0 >> 56, self.0 & ((1 << 56) - 1))
+    }
+}
+
+impl fmt::Display for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
 }
 
 impl fmt::Display for ExitReason {
@@ -175,6 +207,7 @@ impl fmt::Display for ExitReason {
             ExitReason::StackOverflow => write!(f, "stack overflow"),
             ExitReason::OutOfMemory => write!(f, "out of memory: no page to grow its stack"),
             ExitReason::Killed => write!(f, "killed"),
+            ExitReason::Shutdown => write!(f, "shutdown"),
             ExitReason::Panic => write!(f, "panic"),
             ExitReason::NoProc => write!(f, "noproc"),
         }
@@ -191,8 +224,11 @@ impl fmt::Display for ExitReason {
 pub enum Message {
     /// A machine word: counters, tokens, small results.
     Word(u64),
-    /// A monitored process ended (see `monitor`).
-    Down { pid: Pid, reason: ExitReason },
+    /// A monitored process ended (see `monitor`); `reference` is the one `monitor` returned.
+    Down { pid: Pid, reason: ExitReason, reference: Ref },
+    /// A linked process ended, or one sent an exit signal (`send_exit`), and this process traps
+    /// exits (`trap_exits(true)`): the signal arrives as this message instead of ending it.
+    Exit { from: Pid, reason: ExitReason },
     /// Anything else, boxed.
     Boxed(Box<dyn Any + Send>),
 }
@@ -201,7 +237,8 @@ impl fmt::Debug for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Message::Word(word) => write!(f, "Word({word})"),
-            Message::Down { pid, reason } => write!(f, "Down({pid}, {reason})"),
+            Message::Down { pid, reason, reference } => write!(f, "Down({pid}, {reason}, {reference})"),
+            Message::Exit { from, reason } => write!(f, "Exit({from}, {reason})"),
             Message::Boxed(_) => write!(f, "Boxed(..)"),
         }
     }
@@ -258,6 +295,8 @@ pub enum SendError {
     NoProc(Pid),
     /// The receiver's mailbox could not grow.
     OutOfMemory(Pid),
+    /// No process is registered under the name (`send_named`).
+    NotRegistered,
 }
 
 impl fmt::Display for SendError {
@@ -265,6 +304,7 @@ impl fmt::Display for SendError {
         match self {
             SendError::NoProc(pid) => write!(f, "send: no process {pid}"),
             SendError::OutOfMemory(pid) => write!(f, "send: no memory to grow the mailbox of {pid}"),
+            SendError::NotRegistered => write!(f, "send: no process is registered under that name"),
         }
     }
 }

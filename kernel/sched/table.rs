@@ -104,6 +104,7 @@ pub(crate) fn allocate(stack_bytes: usize) -> Result<u32, SpawnError> {
             // SAFETY: the slot is ours alone (taken from the free lists or just made).
             let local = unsafe { slot(index).local() };
             local.slot_stack_mapped = top_mapped || stack.in_slot();
+            slot(index).note_stack_mapped(stack.mapped_bytes());
             local.stack = Some(stack);
             Ok(index)
         }
