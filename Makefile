@@ -131,9 +131,9 @@ test-host: $(SETUP_STAMP)
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
 	$(MAKE) --no-print-directory test-sim
-	@echo "==> test-host: loom model checks: deque, trace ring, kill against slot reuse (release, --cfg loom)"
+	@echo "==> test-host: loom model checks: deque, trace ring, kill against slot reuse, link/exit and monitors (release, --cfg loom)"
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-repo-checks --test kill_model --release --target $(HOST_TARGET)
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-repo-checks --test kill_model --test link_exit_model --release --target $(HOST_TARGET)
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"

@@ -6,7 +6,10 @@
 //!   `// ORDERING:` note;
 //! - `readme_example`: README.md shows the API example exactly as tests/26 runs it;
 //! - `kill_model` (only with `--cfg loom`): a loom model of the kernel's kill protocol against a
-//!   slot's reuse, on a copy of the protocol.
+//!   slot's reuse, on a copy of the protocol;
+//! - `link_exit_model` (only with `--cfg loom`): loom models of links, exit signals, monitors and
+//!   `demonitor` against a process's end (kernel/sched/signals.rs), with weakened variants that
+//!   loom must catch.
 
 #![no_std]
 #![forbid(unsafe_code)]
