@@ -30,6 +30,7 @@ QEMU_SUITES = {
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched.traced": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 trace=on"),
     "sched.no_frame_pointers": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
+    "signals": ("bench-signals", ICOUNT_ONE_CORE, "slice_us=1000000"),
 }
 # Suites run on a build of their own: suite -> (cargo target directory, RUSTFLAGS, suffix added
 # to every figure's name). The kernel keeps frame pointers (.cargo/config.toml) so it can print

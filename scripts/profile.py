@@ -43,7 +43,7 @@ QEMU_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=
              "-nographic", "-semihosting", "-accel", "tcg,one-insn-per-tb=on", "-d", "exec,nochain"]
 BOOTARGS = "slice_us=1000000"
 # Benchmarks and how many operations each performs per round (apps/bench/sched.rs `report`).
-OPERATIONS_PER_ROUND = {"yield": 2, "message_hop": 2, "spawn_exit": 1}
+OPERATIONS_PER_ROUND = {"yield": 2, "message_hop": 2, "spawn_exit": 1, "link_exit": 1}
 MARK_BEGIN = "profile_begin_"
 MARK_END = "profile_end"
 # Seconds the profiled run may take (it takes about 45 on a 2-CPU machine).

@@ -3,7 +3,9 @@
 //! instruction counts that repeat run to run (scripts/bench.py runs it that way).
 //!
 //! Prints `bench: sched.<name> <instructions> insns` for: a yield between two processes, a
-//! message hop (send plus the receiver's receive), and spawn+run+exit of an empty process; and
+//! message hop (send plus the receiver's receive), spawn+run+exit of an empty process, a
+//! crash reaching a link (`spawn_link`, the child's exit with a reason, the `Exit` message
+//! received by the spawner, which traps exits); and
 //! `sched.bytes_per_process`: the RAM one idle process costs (1,000 processes spawned with the
 //! default options and blocked in `receive`: the memory in use after, less before, over 1,000).
 
@@ -12,7 +14,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use beamcore::sched::{self, Message, SpawnOptions};
+use beamcore::sched::{self, ExitReason, Message, SpawnOptions};
 use beamcore::{ExitCode, arch::cpu, println, time};
 
 const ROUNDS: u64 = 20_000;
@@ -114,6 +116,24 @@ fn bench_bytes_per_process() -> usize {
     (after - before) / IDLE
 }
 
+/// A crash reaching a link: `spawn_link` of a process that ends at once with a reason of its
+/// own, and the exit signal received as `Message::Exit` by the spawner (which traps exits).
+fn bench_link_exit() -> u64 {
+    let previous = sched::trap_exits(true);
+    let start = cpu::counter();
+    for n in 0..ROUNDS {
+        let options = SpawnOptions::default().stack_bytes(4096).on_core(0);
+        sched::spawn_link(options, move || sched::exit(ExitReason::Exit(n))).expect("spawn_link");
+        match sched::receive() {
+            Message::Exit { reason: ExitReason::Exit(code), .. } if code == n => {}
+            other => panic!("link_exit: unexpected {other:?}"),
+        }
+    }
+    let counts = cpu::counter() - start;
+    sched::trap_exits(previous);
+    counts
+}
+
 fn bench_spawn_exit() -> u64 {
     let start = cpu::counter();
     for _ in 0..ROUNDS {
@@ -141,6 +161,7 @@ profile_marks!(
     profile_begin_yield = 1u8,
     profile_begin_message_hop = 2u8,
     profile_begin_spawn_exit = 3u8,
+    profile_begin_link_exit = 4u8,
     profile_end = 0u8
 );
 
@@ -160,6 +181,10 @@ fn main() -> ExitCode {
     let spawn_counts = bench_spawn_exit();
     profile_end();
     report("spawn_exit", spawn_counts, ROUNDS);
+    profile_begin_link_exit();
+    let link_counts = bench_link_exit();
+    profile_end();
+    report("link_exit", link_counts, ROUNDS);
     if !beamcore::boot_config().trace {
         println!("bench: sched.bytes_per_process {} bytes", bench_bytes_per_process());
     }
