@@ -601,28 +601,6 @@ class BenchFigures(unittest.TestCase):
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_max_share"][0], 0.03)
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_us.max"][0], 30)
 
-    def test_the_share_probe_gives_the_bound_and_the_equal_core_speedup(self):
-        def report(works, probe):
-            cores = [{"core": c, "work": w, "steals": 0, "steal_attempts": 0, "migrated_in": 0,
-                      "steal_latency_buckets": [0],
-                      **{f"fail_{cause}": 0 for cause in ["empty", "below_threshold", "cooldown", "migration_limit",
-                                                          "lost_race"]}}
-                     for c, w in enumerate(works)]
-            data = {"per_core": cores, "work_max_over_mean": 1.0, "max_migrations_seen": 0, "probe_units": probe}
-            return bench_tool.balance_figures(4, "fib", "default", "report: " + json.dumps(data))
-        # Work in proportion to each core's share: as good as this machine allows, N on equal cores.
-        f = report([10, 20, 30, 40], [100, 200, 300, 400])
-        self.assertEqual(f["balance.fib.default.4cores.speedup"][0], 2.5)
-        self.assertEqual(f["balance.fib.default.4cores.share_bound"][0], 2.5)
-        self.assertEqual(f["balance.fib.default.4cores.speedup_on_equal_cores"][0], 4.0)
-        # Even work on uneven shares: the slowest core (share 0.1) did 2.5x its share of the work.
-        f = report([25, 25, 25, 25], [100, 200, 300, 400])
-        self.assertEqual(f["balance.fib.default.4cores.speedup"][0], 4.0)
-        self.assertEqual(f["balance.fib.default.4cores.speedup_on_equal_cores"][0], 1.6)
-        # No probe, no probe figures.
-        f = report([25, 25, 25, 25], None)
-        self.assertNotIn("balance.fib.default.4cores.share_bound", f)
-
     def test_seeded_runs_fold_into_a_mean_per_policy(self):
         results = {}
         for policy, speedups in (("default", [2.0, 3.0, 4.0]), ("peers", [3.0, 3.0, 3.0])):
