@@ -556,10 +556,13 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A wake-up SGI to `core`: it leaves WFI `wake_latency` later.
+    /// A wake-up SGI to `core`: it leaves WFI `wake_latency` later, and never before it went
+    /// into WFI. A core that ends a steal round goes to sleep at its own clock, which may be
+    /// ahead of the sender's (its round's cost is charged at once): woken at the sender's time it
+    /// would run before its round had ended, and its asleep time would come out negative.
     fn send_wake(&mut self, core: usize, now: u64) {
-        if let Phase::Asleep { .. } = self.cores[core].phase {
-            let at = now + self.costs.wake_latency;
+        if let Phase::Asleep { since } = self.cores[core].phase {
+            let at = (now + self.costs.wake_latency).max(since);
             if at < self.cores[core].at {
                 self.schedule(core, at);
             }
