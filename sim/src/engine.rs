@@ -368,6 +368,9 @@ pub struct Sim<'a> {
     makespan: u64,
     /// Every increase of a process's `span` by an operation's cost, summed: [`Outcome::work`].
     work: u64,
+    /// [`Sim::window`]'s marks of the cores already drawn, and its current stamp.
+    window_marks: Vec<u64>,
+    window_stamp: u64,
     events: u64,
 }
 
@@ -429,6 +432,8 @@ impl<'a> Sim<'a> {
             done: 0,
             makespan: 0,
             work: 0,
+            window_marks: Vec::new(),
+            window_stamp: 0,
             events: 0,
         };
         // The program's main: free, started on core 0 (`kernel_init`).
@@ -643,10 +648,19 @@ impl<'a> Sim<'a> {
             let base = thief / CLUSTER * CLUSTER;
             window.extend((base..(base + CLUSTER).min(n)).filter(|&c| c != thief));
         }
+        // Which cores are in already: marked with this call's stamp (the host's time only; the
+        // same draws as a search of the window would make).
+        self.window_stamp += 1;
+        let stamp = self.window_stamp;
+        self.window_marks.resize(n, 0);
+        for &c in &window {
+            self.window_marks[c] = stamp;
+        }
         let rng = &mut self.cores[thief].window_rng;
         while window.len() < VIEW_WINDOW {
             let c = rng.below(n as u64) as usize;
-            if !window.contains(&c) {
+            if self.window_marks[c] != stamp {
+                self.window_marks[c] = stamp;
                 window.push(c);
             }
         }
