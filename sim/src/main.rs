@@ -178,9 +178,9 @@ const PARALLELISM_PER_CORE: f64 = 10.0;
 ///   0.34 ms, much of it spent spreading the tree from core 0 and stealing 12 us leaves (0.69
 ///   of the bound at 256 cores, 0.85 at 64); a larger tree amortises that start, as a long run
 ///   on a real machine would.
-/// - imbalanced and mixed: 25 x N workers of 0.6 x N units (at least the kernel's 400 of 40):
-///   S is one spawn per worker on main's chain plus one worker's units, so both grow with N;
-///   W / S is 12 to 13 x N.
+/// - imbalanced and mixed: 25 x N workers of 0.6 x N units, each at least the kernel's
+///   (imbalanced 400 of 40, mixed 200 of 30): S is one spawn per worker on main's chain plus
+///   one worker's units, so both grow with N; W / S is 12 to 13 x N from 64 cores.
 /// - uts: the kernel's tree (1,000 roots, 4 children at 20%) has W / S 99 whatever its roots:
 ///   main's root spawns them one after another (0.28 us of the span each) and each carries 5
 ///   nodes (64 us) on average, so W / S cannot pass about 200. From 16 cores the tree is
@@ -199,7 +199,14 @@ fn sweep_size(name: &str, cores: usize) -> Result<Workload, String> {
             0..=256 => "n=24".into(),
             _ => "n=26".into(),
         },
-        "imbalanced" | "mixed" => format!("workers={} units={}", (25 * n).max(400), (6 * n).div_ceil(10).max(40)),
+        "imbalanced" | "mixed" => {
+            let (workers, units) = match kernel {
+                Workload::Imbalanced { workers, units } | Workload::Mixed { workers, units } => (workers, units),
+                _ => unreachable!("{name} is imbalanced or mixed"),
+            };
+            let workers = (25 * n).max(u64::from(workers));
+            format!("workers={workers} units={}", (6 * n).div_ceil(10).max(u64::from(units)))
+        }
         "uts" => match cores {
             0..=8 => String::new(),
             9..=32 => "roots=7 children=2 percent=56".into(),
