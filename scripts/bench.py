@@ -60,11 +60,10 @@ SEED_CORES = [4, 8]
 # Each multi-core run of the comparison ends with a share probe of this many guest ms
 # (apps/workloads/probe.rs): one bound busy process per core, nothing to balance. Its units per
 # core are the shares of the machine QEMU gave this boot's vCPUs, which are unequal and change
-# from boot to boot (docs/benchmarks.md). From them: `.share_bound`, the best all work / busiest
-# core's work a balancer could reach on this boot's machine with every core busy (1 / the largest
-# share; a run whose cores sleep at times can pass it a little), and
-# `.speedup_on_equal_cores`, the run's work with each core's divided by its share (x N):
-# what the same spreading gives when every core gets the same share of the machine.
+# with the kernel image and the command line (docs/benchmarks.md); `make sim-calibrate` runs the
+# simulator on that machine. No speedup is derived from them: a probe measured after the workload
+# says neither how fast each core ran during it nor what the run would take on equal cores
+# (`make sim` reports that, against each workload's own bound).
 PROBE_MS = 50
 SEEDS = [1, 2, 3]
 # The victim-selection strategies, each with beamcore's other defaults, on two workloads.
@@ -295,13 +294,6 @@ def balance_figures(cores, workload, strategy, output):
     works = [c["work"] for c in per_core]
     if max(works) > 0:
         figures[f"{prefix}.speedup"] = (round(sum(works) / max(works), 3), "x")
-    probe = data.get("probe_units")
-    if probe and sum(probe) > 0 and max(works) > 0 and len(probe) == len(works):
-        shares = [u / sum(probe) for u in probe]
-        figures[f"{prefix}.share_bound"] = (round(1 / max(shares), 3), "x")
-        if min(shares) > 0:
-            normalised = [w / (len(works) * s) for w, s in zip(works, shares)]
-            figures[f"{prefix}.speedup_on_equal_cores"] = (round(sum(works) / max(normalised), 3), "x")
     for bucket in range(len(per_core[0]["steal_latency_buckets"])):
         figures[f"{prefix}.latency.b{bucket}"] = (sum(c["steal_latency_buckets"][bucket] for c in per_core), "steals")
     return figures
@@ -436,12 +428,6 @@ def write_results(results_path, results):
                   "Instruction bound (N x the one-core guest time over this run's: the speedup can be no "
                   "more, since guest time under -icount is the instructions all cores executed):", "",
                   *policy_table(results, "instruction_bound"), "",
-                  "QEMU's share bound (1 / the largest share of the machine any vCPU got in the same boot, "
-                  "from the run's share probe: the best speedup on that machine while every core is busy):",
-                  "", *policy_table(results, "share_bound"), "",
-                  "Speedup on equal cores (each core's work divided by its share of the machine, x N: "
-                  "the same spreading on a machine whose cores all get the same share):", "",
-                  *policy_table(results, "speedup_on_equal_cores"), "",
                   "Idle while work waited (the largest share of the run, `elapsed_us`, that any one core "
                   "spent asleep or searching while another core held stealable work, `idle_with_work_us`):",
                   "", *policy_table(results, "idle_with_work_max_share", digits=4), "",

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Turns the simulator's sweep (target/sim/sweep.json, written by `beamcore-sim sweep`) into
 what `make sim` promises: the table (printed, and bench/sim.md), the figures in
-bench/results.json as sim.<workload>.<policy>.<N>cores.{speedup,efficiency} (bench/results.md
-follows), and the plots bench/plots/sim_speedup.svg, sim_efficiency.svg and
+bench/results.json as sim.<workload>.<policy>.<N>cores.{speedup,efficiency,w_over_s}
+(bench/results.md follows; efficiency = speedup / min(N, W / S), the run's own bound), and the plots bench/plots/sim_speedup.svg, sim_efficiency.svg and
 sim_grain_efficiency.svg (matplotlib).
 
 Usage: sim.py [--sweep target/sim/sweep.json] [--no-plots]
@@ -20,7 +20,10 @@ COMMAND = "make sim (beamcore-sim sweep --seed {seed})"
 
 
 def load(path):
-    data = json.loads(path.read_text())
+    return load_data(json.loads(path.read_text()))
+
+
+def load_data(data):
     runs = data["runs"]
     workloads = list(dict.fromkeys(r["label"] for r in runs if not r["label"].startswith("grain_")))
     policies = list(dict.fromkeys(r["policy"] for r in runs if not r["label"].startswith("grain_")))
@@ -49,6 +52,7 @@ def figures(data, runs):
         prefix = f"sim.{r['label']}.{r['policy']}.{r['cores']}cores"
         out[f"{prefix}.speedup"] = (r["speedup"], "x")
         out[f"{prefix}.efficiency"] = (r["efficiency"], "ratio")
+        out[f"{prefix}.w_over_s"] = (r["w_over_s"], "ratio")
     return out
 
 
@@ -58,17 +62,32 @@ def markdown(data, runs, workloads, policies, cores):
              "Written by `make sim` (scripts/sim.py from `beamcore-sim sweep`): the host simulator "
              "(docs/simulator.md) running the kernel's own policy code. Speedup = T1 / Tp (the workload's "
              "one-core makespan over this run's; for `grain`, the tasks' work over the makespan); efficiency = "
-             f"speedup / cores. Seed {data['seed']}; {len(runs)} runs took {data['wall_s']} s on this machine.", "",
+             "speedup / min(N, W / S), W the workload's total work and S its critical path, both at the "
+             "operations' costs without switches or latencies (Brent: no schedule on N equal cores beats "
+             f"max(W / N, S)). Seed {data['seed']}; {len(runs)} runs took {data['wall_s']} s on this machine.", "",
              f"Cost model: {data['costs']}", ""]
     head = "| workload | policy | " + " | ".join(f"{n}" for n in cores) + " |"
-    lines += ["## Speedup by core count", "", head, "|---|---|" + "---|" * len(cores)]
+    for title, metric, digits in (("Efficiency (speedup / min(N, W / S)) by core count", "efficiency", 2),
+                                  ("Speedup by core count", "speedup", 2)):
+        lines += [f"## {title}", "", head, "|---|---|" + "---|" * len(cores)]
+        for w in workloads:
+            for p in policies:
+                cells = []
+                for n in cores:
+                    r = get(w, p, n)
+                    cells.append("–" if r is None else f"{r[metric]:.{digits}f}")
+                lines.append(f"| {w} | {p} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## The workloads' parallelism W / S and sizes, by core count", "",
+              "Each run is sized (`beamcore-sim sweep`, `sweep_size`) so that W / S is at least 10 x N where "
+              "its shape allows; the size is the arguments of `apps/workloads.rs`'s function.", "",
+              "| workload | " + " | ".join(f"{n}" for n in cores) + " |", "|---|" + "---|" * len(cores)]
     for w in workloads:
-        for p in policies:
-            cells = []
-            for n in cores:
-                r = get(w, p, n)
-                cells.append("–" if r is None else f"{r['speedup']:.2f}")
-            lines.append(f"| {w} | {p} | " + " | ".join(cells) + " |")
+        cells = []
+        for n in cores:
+            r = get(w, policies[0], n)
+            cells.append("–" if r is None else f"{r['w_over_s']:.0f} ({r.get('size', '')})")
+        lines.append(f"| {w} | " + " | ".join(cells) + " |")
     lines += ["", "## Steals and migrations at 64 / 256 / 1024 cores", "",
               "| workload | policy | steals | migrations | makespan µs |", "|---|---|---|---|---|"]
     for w in workloads:
@@ -85,7 +104,8 @@ def markdown(data, runs, workloads, policies, cores):
         columns = sorted({(r["cores"], r["policy"]) for r in runs if r["label"].startswith("grain_") and r["cores"] > 1})
         lines += ["", "## Granularity: efficiency by task size", "",
                   "`grain`: 120 ms of work in tasks of each size, spawned on core 0 by one spawner; efficiency = "
-                  "the tasks' work / (makespan x cores).", "",
+                  "the tasks' work / makespan / min(N, W / S) (the one spawner's chain of spawns is most "
+                  "of S).", "",
                   "| task size | " + " | ".join(f"{n} cores {p}" for n, p in columns) + " |",
                   "|---|" + "---|" * len(columns)]
         for label in grain:
@@ -105,7 +125,7 @@ def plots(runs, workloads, policies, cores):
     out = ROOT / "bench/plots"
     out.mkdir(parents=True, exist_ok=True)
     for metric, name, ylabel in (("speedup", "sim_speedup.svg", "speedup (T1 / Tp)"),
-                                 ("efficiency", "sim_efficiency.svg", "efficiency (speedup / cores)")):
+                                 ("efficiency", "sim_efficiency.svg", "efficiency (speedup / min(N, W/S))")):
         cols = 4
         rows = (len(workloads) + cols - 1) // cols
         fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
@@ -178,7 +198,7 @@ def main():
     bench.write_results(results_path, results)
     if not args.no_plots:
         plots(runs, workloads, policies, cores)
-    print(f"sim: wrote bench/sim.md, {len(runs) * 2} figures into bench/results.json (and results.md)"
+    print(f"sim: wrote bench/sim.md, {len(runs) * 3} figures into bench/results.json (and results.md)"
           + ("" if args.no_plots else ", bench/plots/sim_*.svg"))
 
 

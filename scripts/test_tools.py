@@ -57,6 +57,7 @@ handoff = load("beamcore_check_handoff", "check-handoff.py")
 suite_runner = load("beamcore_test_qemu", "test-qemu.py")
 sim_policy = load("beamcore_check_sim_policy", "check-sim-policy.py")
 calibrate = load("beamcore_sim_calibrate", "sim-calibrate.py")
+sim_tool = load("beamcore_sim_figures", "sim.py")
 
 # Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -601,28 +602,6 @@ class BenchFigures(unittest.TestCase):
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_max_share"][0], 0.03)
         self.assertEqual(f["balance.fib.default.4cores.idle_with_work_us.max"][0], 30)
 
-    def test_the_share_probe_gives_the_bound_and_the_equal_core_speedup(self):
-        def report(works, probe):
-            cores = [{"core": c, "work": w, "steals": 0, "steal_attempts": 0, "migrated_in": 0,
-                      "steal_latency_buckets": [0],
-                      **{f"fail_{cause}": 0 for cause in ["empty", "below_threshold", "cooldown", "migration_limit",
-                                                          "lost_race"]}}
-                     for c, w in enumerate(works)]
-            data = {"per_core": cores, "work_max_over_mean": 1.0, "max_migrations_seen": 0, "probe_units": probe}
-            return bench_tool.balance_figures(4, "fib", "default", "report: " + json.dumps(data))
-        # Work in proportion to each core's share: as good as this machine allows, N on equal cores.
-        f = report([10, 20, 30, 40], [100, 200, 300, 400])
-        self.assertEqual(f["balance.fib.default.4cores.speedup"][0], 2.5)
-        self.assertEqual(f["balance.fib.default.4cores.share_bound"][0], 2.5)
-        self.assertEqual(f["balance.fib.default.4cores.speedup_on_equal_cores"][0], 4.0)
-        # Even work on uneven shares: the slowest core (share 0.1) did 2.5x its share of the work.
-        f = report([25, 25, 25, 25], [100, 200, 300, 400])
-        self.assertEqual(f["balance.fib.default.4cores.speedup"][0], 4.0)
-        self.assertEqual(f["balance.fib.default.4cores.speedup_on_equal_cores"][0], 1.6)
-        # No probe, no probe figures.
-        f = report([25, 25, 25, 25], None)
-        self.assertNotIn("balance.fib.default.4cores.share_bound", f)
-
     def test_seeded_runs_fold_into_a_mean_per_policy(self):
         results = {}
         for policy, speedups in (("default", [2.0, 3.0, 4.0]), ("peers", [3.0, 3.0, 3.0])):
@@ -942,6 +921,35 @@ class CalibrationGate(unittest.TestCase):
         missing = calibrate.regression_problems({"uts.peers.8cores": self.summary(0.0)}, {})
         self.assertEqual(len(missing), 1)
         self.assertIn("no reference", missing[0][2])
+
+
+class SimFigures(unittest.TestCase):
+    """scripts/sim.py: the sweep's efficiency is the one the simulator computed against the run's
+    own bound min(N, W / S), recorded with W / S; nothing is divided by N here."""
+
+    def sweep(self):
+        def run(label, cores, speedup, efficiency, w_over_s):
+            return {"label": label, "policy": "default", "cores": cores, "speedup": speedup,
+                    "efficiency": efficiency, "w_over_s": w_over_s, "size": "n=22", "steals": 0,
+                    "migrations": 0, "elapsed_us": 1}
+        runs = [run("fib", 1, 1.0, 1.0, 20000.0), run("fib", 64, 60.0, 0.9375, 20000.0),
+                run("nqueens", 64, 45.0, 0.9, 50.0)]
+        return {"seed": 1, "costs": "c", "wall_s": 1.0, "runs": runs}
+
+    def test_efficiency_and_w_over_s_are_recorded(self):
+        data = self.sweep()
+        f = sim_tool.figures(data, data["runs"])
+        self.assertEqual(f["sim.fib.default.64cores.efficiency"], (0.9375, "ratio"))
+        self.assertEqual(f["sim.fib.default.64cores.w_over_s"], (20000.0, "ratio"))
+        # W / S below N: the bound is W / S, so 45x on 64 cores is 0.9, not 0.70.
+        self.assertEqual(f["sim.nqueens.default.64cores.efficiency"], (0.9, "ratio"))
+
+    def test_the_table_shows_efficiency_and_the_sizes(self):
+        data = self.sweep()
+        _, runs, workloads, policies, cores = sim_tool.load_data(data)
+        table = sim_tool.markdown(data, runs, workloads, policies, cores)
+        self.assertIn("| fib | default | 1.00 | 0.94 |", table)
+        self.assertIn("20000 (n=22)", table)
 
 
 class SuiteJudge(unittest.TestCase):

@@ -118,7 +118,8 @@ pub struct SimConfig {
     /// the awake cores' summed shares over its own, and the others speed up while one sleeps.
     /// The shares are a run's share probe (`probe_ms=`); see docs/simulator.md.
     pub shares: Option<Vec<f64>>,
-    /// Give up after this much simulated time (a livelock would otherwise never end), ns.
+    /// Give up after this much simulated time (a livelock would otherwise never end), ns: 1,000
+    /// s, some five times the one-core time of the largest workload `make sim` runs.
     pub time_limit_ns: u64,
 }
 
@@ -131,7 +132,7 @@ impl SimConfig {
             reductions: 4000,
             factors: None,
             shares: None,
-            time_limit_ns: 100_000_000_000,
+            time_limit_ns: 1_000_000_000_000,
         }
     }
 }
@@ -303,6 +304,11 @@ pub struct Outcome {
     /// process's own operations), at their costs without switches or latencies: no schedule
     /// on any number of cores can beat it.
     pub critical_path: u64,
+    /// The total work W: every operation of every process at the costs the critical path
+    /// counts them (no switches, no latencies, no stealing), summed. It does not depend on the
+    /// schedule, and W / `critical_path` is the workload's parallelism: Brent's bound on the
+    /// speedup at N cores is min(N, W / S).
+    pub work: u64,
     pub spawned: u64,
     pub completed: u64,
     pub max_migrations_seen: u32,
@@ -360,6 +366,11 @@ pub struct Sim<'a> {
     cooldown_violations: u64,
     done: usize,
     makespan: u64,
+    /// Every increase of a process's `span` by an operation's cost, summed: [`Outcome::work`].
+    work: u64,
+    /// [`Sim::window`]'s marks of the cores already drawn, and its current stamp.
+    window_marks: Vec<u64>,
+    window_stamp: u64,
     events: u64,
 }
 
@@ -420,6 +431,9 @@ impl<'a> Sim<'a> {
             cooldown_violations: 0,
             done: 0,
             makespan: 0,
+            work: 0,
+            window_marks: Vec::new(),
+            window_stamp: 0,
             events: 0,
         };
         // The program's main: free, started on core 0 (`kernel_init`).
@@ -461,6 +475,7 @@ impl<'a> Sim<'a> {
             seed: self.cfg.seed,
             makespan: self.makespan,
             critical_path,
+            work: self.work,
             spawned: per_core.iter().map(|c| c.spawned).sum(),
             completed: per_core.iter().map(|c| c.completed).sum(),
             max_migrations_seen: self.max_migrations_seen,
@@ -556,10 +571,13 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// A wake-up SGI to `core`: it leaves WFI `wake_latency` later.
+    /// A wake-up SGI to `core`: it leaves WFI `wake_latency` later, and never before it went
+    /// into WFI. A core that ends a steal round goes to sleep at its own clock, which may be
+    /// ahead of the sender's (its round's cost is charged at once): woken at the sender's time it
+    /// would run before its round had ended, and its asleep time would come out negative.
     fn send_wake(&mut self, core: usize, now: u64) {
-        if let Phase::Asleep { .. } = self.cores[core].phase {
-            let at = now + self.costs.wake_latency;
+        if let Phase::Asleep { since } = self.cores[core].phase {
+            let at = (now + self.costs.wake_latency).max(since);
             if at < self.cores[core].at {
                 self.schedule(core, at);
             }
@@ -630,10 +648,19 @@ impl<'a> Sim<'a> {
             let base = thief / CLUSTER * CLUSTER;
             window.extend((base..(base + CLUSTER).min(n)).filter(|&c| c != thief));
         }
+        // Which cores are in already: marked with this call's stamp (the host's time only; the
+        // same draws as a search of the window would make).
+        self.window_stamp += 1;
+        let stamp = self.window_stamp;
+        self.window_marks.resize(n, 0);
+        for &c in &window {
+            self.window_marks[c] = stamp;
+        }
         let rng = &mut self.cores[thief].window_rng;
         while window.len() < VIEW_WINDOW {
             let c = rng.below(n as u64) as usize;
-            if !window.contains(&c) {
+            if self.window_marks[c] != stamp {
+                self.window_marks[c] = stamp;
                 window.push(c);
             }
         }
@@ -1058,6 +1085,7 @@ impl<'a> Sim<'a> {
         let (cost, effect) = match op {
             Op::Compute { ns, units, reductions } => {
                 self.procs[pid as usize].span += ns;
+                self.work += ns;
                 return self.compute(core, now, pid, slice_started, ns, units, reductions);
             }
             Op::Credit(units) => (0, Effect::Credit(units)),
@@ -1082,12 +1110,14 @@ impl<'a> Sim<'a> {
             Op::Yield => return self.switch_out(core, now, pid, slice_started, Pending::Requeue),
             Op::Exit => {
                 self.procs[pid as usize].span += costs.exit;
+                self.work += costs.exit;
                 let at = now + self.cores[core].scale(costs.exit);
                 self.cores[core].stats.busy_ns += at - now;
                 return self.switch_out(core, at, pid, slice_started, Pending::Exit);
             }
         };
         self.procs[pid as usize].span += cost;
+        self.work += cost;
         let at = now + self.cores[core].scale(cost);
         self.cores[core].stats.busy_ns += at - now;
         self.cores[core].phase = Phase::Run { pid, slice_started, effect, preempt: false };

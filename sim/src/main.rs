@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use beamcore_sim::report::report;
+use beamcore_sim::report::{self, report};
 use beamcore_sim::{CostModel, Policy, SimConfig, Workload, simulate};
 use serde_json::{Value, json};
 
@@ -101,7 +101,8 @@ fn run(args: &Args) -> Result<(), String> {
     let seed = args.number("seed", 1u64)?;
     let cores = args.number("cores", 4usize)?;
     let grain_ns = args.get("grain-ns").map(|v| v.parse().map_err(|_| format!("--grain-ns {v}"))).transpose()?;
-    let workload = workload(args.get("workload").unwrap_or("imbalanced"), grain_ns)?;
+    let workload =
+        workload(args.get("workload").unwrap_or("imbalanced"), grain_ns)?.sized(args.get("size").unwrap_or(""))?;
     let policy = policy(args.get("policy").unwrap_or("default"))?;
     let numbers = |name: &str| -> Result<Option<Vec<f64>>, String> {
         match args.get(name) {
@@ -135,14 +136,17 @@ fn run(args: &Args) -> Result<(), String> {
     line["host_ms"] = json!(started.elapsed().as_millis() as u64);
     println!("sim: costs: {costs}");
     println!(
-        "sim: {} under {} on {cores} cores: makespan {:.3} ms, speedup {:.2} (T1 {:.3} ms), critical path {:.3} ms, \
-         {} steals, {} migrations",
+        "sim: {} under {} on {cores} cores: makespan {:.3} ms, speedup {:.2} (T1 {:.3} ms), work W {:.3} ms, \
+         critical path S {:.3} ms, W / S {:.1}, efficiency {:.3} (speedup / min(N, W / S)), {} steals, {} migrations",
         workload.name(),
         policy.name,
         outcome.makespan as f64 / 1e6,
         t1_ns as f64 / outcome.makespan.max(1) as f64,
         t1_ns as f64 / 1e6,
+        outcome.work as f64 / 1e6,
         outcome.critical_path as f64 / 1e6,
+        report::w_over_s(&outcome),
+        report::efficiency(&outcome, t1_ns),
         outcome.steals(),
         outcome.migrations_total()
     );
@@ -160,6 +164,75 @@ fn one_core_time(workload: Workload, one_core_makespan: u64) -> u64 {
     }
 }
 
+/// W / S the sweep sizes each workload for at N cores: 10 x N, so that Brent's bound min(N, W / S)
+/// is N and a greedy schedule without costs would reach at least 1 / 1.1 of it (T <= W / N + S).
+const PARALLELISM_PER_CORE: f64 = 10.0;
+
+/// The size `make sim` runs `name` at on `cores` cores: the kernel's own size where its W / S is
+/// at least 10 x N, else the smallest of a few larger ones that is (each W / S measured when the
+/// size was chosen; the sweep warns when a run falls short). Sizes are the arguments of
+/// `apps/workloads.rs`'s function (`Workload::sized`):
+///
+/// - fib: n = 24 (W / S 44,900) to 256 cores, 26 (113,000) at 512 and 1024, beyond 10 x N
+///   on purpose: the kernel's fib(18) has 2,830, enough to 256 cores, but its run there lasts
+///   0.34 ms, much of it spent spreading the tree from core 0 and stealing 12 us leaves (0.69
+///   of the bound at 256 cores, 0.85 at 64); a larger tree amortises that start, as a long run
+///   on a real machine would.
+/// - imbalanced and mixed: 25 x N workers of 0.6 x N units, each at least the kernel's
+///   (imbalanced 400 of 40, mixed 200 of 30): S is one spawn per worker on main's chain plus
+///   one worker's units, so both grow with N; W / S is 12 to 13 x N from 64 cores.
+/// - uts: the kernel's tree (1,000 roots, 4 children at 20%) has W / S 99 whatever its roots:
+///   main's root spawns them one after another (0.28 us of the span each) and each carries 5
+///   nodes (64 us) on average, so W / S cannot pass about 200. From 16 cores the tree is
+///   supercritical instead (2 children at 56%: 1.12 per node, cut at depth 64), its roots
+///   chosen on the hashed tree: 7 (W / S 351), 13 (689), 26 (3,030), 52 (9,690), 75 (16,800).
+/// - nqueens: one task per placement of the first two queens, so W / S is at most the number of
+///   tasks (n x n or so) and about 0.8 of it: 108 at n = 13, 148 at n = 15 (182 tasks). 10 x N
+///   is out of its reach from 16 cores (n = 20 would take hours to search): n = 13 to 8 cores,
+///   15 beyond.
+/// - bang and grain: the kernel's sizes (their spans are one receiver's and one spawner's).
+fn sweep_size(name: &str, cores: usize) -> Result<Workload, String> {
+    let kernel = workload(name, None)?;
+    let n = cores as u64;
+    let size = match name {
+        "fib" => match cores {
+            0..=256 => "n=24".into(),
+            _ => "n=26".into(),
+        },
+        "imbalanced" | "mixed" => {
+            let (workers, units) = match kernel {
+                Workload::Imbalanced { workers, units } | Workload::Mixed { workers, units } => (workers, units),
+                _ => unreachable!("{name} is imbalanced or mixed"),
+            };
+            let workers = (25 * n).max(u64::from(workers));
+            format!("workers={workers} units={}", (6 * n).div_ceil(10).max(u64::from(units)))
+        }
+        "uts" => match cores {
+            0..=8 => String::new(),
+            9..=32 => "roots=7 children=2 percent=56".into(),
+            33..=64 => "roots=13 children=2 percent=56".into(),
+            65..=256 => "roots=26 children=2 percent=56".into(),
+            257..=512 => "roots=52 children=2 percent=56".into(),
+            _ => "roots=75 children=2 percent=56".into(),
+        },
+        "nqueens" if cores > 8 => "n=15".into(),
+        _ => String::new(),
+    };
+    kernel.sized(&size)
+}
+
+/// The policies the sweep sizes the workloads for: beamcore's default and the peers'. The other
+/// victim strategies run at the kernel's sizes: those that do not spread the work (`random`,
+/// `locality`, `p2c` beyond 64 cores reach 3-30x) would take hours of host time on the sizes
+/// 1024 cores need, every idle core polling through seconds of simulated time (`locality` on
+/// imbalanced sized for 1024 cores: some 13 s of it).
+const SIZED_POLICIES: [&str; 2] = ["default", "peers"];
+
+/// The size the sweep runs `name` at under `policy` on `cores` cores.
+fn sized_for(name: &str, policy: &Policy, cores: usize) -> Result<Workload, String> {
+    if SIZED_POLICIES.contains(&policy.name.as_str()) { sweep_size(name, cores) } else { workload(name, None) }
+}
+
 /// One simulation of the sweep.
 struct Job {
     workload: Workload,
@@ -167,6 +240,8 @@ struct Job {
     label: String,
     policy: Policy,
     cores: usize,
+    /// A one-core run of a size only larger core counts run: their T1, not a figure.
+    t1_only: bool,
 }
 
 fn sweep(args: &Args) -> Result<(), String> {
@@ -183,14 +258,25 @@ fn sweep(args: &Args) -> Result<(), String> {
     let core_counts: Vec<usize> = (0..=10).map(|i| 1usize << i).filter(|&c| c <= max_cores).collect();
     let mut jobs = Vec::new();
     for name in &names {
-        let w = workload(name, None)?;
         for policy in &policies {
             for &cores in &core_counts {
                 // One core never steals: every policy gives the same run, simulated once.
                 if cores == 1 && policy.name != policies[0].name {
                     continue;
                 }
-                jobs.push(Job { workload: w, label: name.clone(), policy: policy.clone(), cores });
+                let w = sized_for(name, policy, cores)?;
+                jobs.push(Job { workload: w, label: name.clone(), policy: policy.clone(), cores, t1_only: false });
+            }
+        }
+        // T1 of every other size: a one-core run, not reported as one.
+        let mut sizes: Vec<Workload> = core_counts.iter().map(|&c| sweep_size(name, c)).collect::<Result<_, _>>()?;
+        sizes.push(workload(name, None)?);
+        let mut seen = vec![sized_for(name, &policies[0], 1)?];
+        for w in sizes {
+            if !seen.contains(&w) {
+                seen.push(w);
+                let policy = policies[0].clone();
+                jobs.push(Job { workload: w, label: name.clone(), policy, cores: 1, t1_only: true });
             }
         }
     }
@@ -200,19 +286,19 @@ fn sweep(args: &Args) -> Result<(), String> {
         for size in GRAIN_SIZES_US {
             let w = Workload::grain(size * 1000);
             let label = format!("grain_{size}us");
-            jobs.push(Job { workload: w, label: label.clone(), policy: policies[0].clone(), cores: 1 });
+            jobs.push(Job { workload: w, label: label.clone(), policy: policies[0].clone(), cores: 1, t1_only: false });
             for policy in &grain_policies {
                 for cores in GRAIN_CORES.into_iter().filter(|&c| c <= max_cores) {
-                    jobs.push(Job { workload: w, label: label.clone(), policy: policy.clone(), cores });
+                    jobs.push(Job { workload: w, label: label.clone(), policy: policy.clone(), cores, t1_only: false });
                 }
             }
         }
     }
     // Longest first, so the two threads finish together: many cores and fine grains last long.
-    let weight = |j: &Job| j.cores as u64 * j.workload.processes();
+    let weight = |j: &Job| j.cores as u64 * j.workload.processes().max(j.workload.units() / 8);
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(weight(&jobs[i])));
-    let results: Mutex<Vec<Option<(Value, u64, f64)>>> = Mutex::new(vec![None; jobs.len()]);
+    let results: Mutex<Vec<Option<(Value, f64, f64)>>> = Mutex::new(vec![None; jobs.len()]);
     let next = AtomicUsize::new(0);
     let started = Instant::now();
     eprintln!("sim: {} runs on {jobs_wanted} threads; costs: {costs}", jobs.len());
@@ -229,7 +315,7 @@ fn sweep(args: &Args) -> Result<(), String> {
                     line["label"] = json!(job.label);
                     line["timed_out"] = json!(outcome.timed_out);
                     let secs = t0.elapsed().as_secs_f64();
-                    results.lock().expect("no thread panicked")[i] = Some((line, outcome.makespan, secs));
+                    results.lock().expect("no thread panicked")[i] = Some((line, report::bound(&outcome), secs));
                 }
             });
         }
@@ -239,21 +325,42 @@ fn sweep(args: &Args) -> Result<(), String> {
     let mut t1 = std::collections::BTreeMap::new();
     for (job, result) in jobs.iter().zip(&results) {
         if job.cores == 1 {
-            t1.insert(job.label.clone(), result.as_ref().expect("every run finished").1);
+            let line = &result.as_ref().expect("every run finished").0;
+            t1.insert((job.label.clone(), job.workload.size()), line["makespan_ns"].as_u64().expect("a makespan"));
         }
     }
     let mut lines = Vec::new();
     let mut host_secs = 0.0;
     let mut failed = 0;
     for (job, result) in jobs.iter().zip(results) {
-        let (mut line, makespan, secs) = result.expect("every run finished");
+        let (mut line, bound, secs) = result.expect("every run finished");
         host_secs += secs;
-        let t = one_core_time(job.workload, t1[&job.label]);
+        if job.t1_only {
+            continue;
+        }
+        let t = one_core_time(job.workload, t1[&(job.label.clone(), job.workload.size())]);
+        let makespan = line["makespan_ns"].as_u64().expect("a makespan");
         let speedup = t as f64 / makespan.max(1) as f64;
         line["t1_ns"] = json!(t);
-        line["speedup"] = json!((speedup * 1e4).round() / 1e4);
-        line["efficiency"] = json!((speedup / job.cores as f64 * 1e4).round() / 1e4);
+        line["speedup"] = json!(report::round4(speedup));
+        // Against the run's own bound, min(N, W / S) (Brent), not N alone.
+        line["efficiency"] = json!(report::round4(speedup / bound));
         line["host_s"] = json!((secs * 1e3).round() / 1e3);
+        let w_over_s = line["w_over_s"].as_f64().unwrap_or(0.0);
+        let sized = SIZED_POLICIES.contains(&job.policy.name.as_str());
+        if sized
+            && !job.label.starts_with("grain")
+            && job.cores > 1
+            && w_over_s < PARALLELISM_PER_CORE * job.cores as f64
+        {
+            eprintln!(
+                "sim: {} at {} cores ({}): W / S {w_over_s:.0}, below {} x N",
+                job.label,
+                job.cores,
+                job.workload.size(),
+                PARALLELISM_PER_CORE
+            );
+        }
         if line["timed_out"] == json!(true) || line["ok"] != json!(true) {
             failed += 1;
             eprintln!("sim: {} {} {} cores did not finish cleanly", job.label, job.policy.name, job.cores);

@@ -10,6 +10,25 @@ pub fn speedup(outcome: &Outcome, t1: u64) -> f64 {
     t1 as f64 / outcome.makespan.max(1) as f64
 }
 
+/// The workload's parallelism W / S: its total work over its critical path, both at the
+/// operations' costs without switches or latencies.
+pub fn w_over_s(outcome: &Outcome) -> f64 {
+    outcome.work as f64 / outcome.critical_path.max(1) as f64
+}
+
+/// Brent's bound on the speedup at this run's core count: min(N, W / S). No schedule on N
+/// equal cores runs in less than max(W / N, S).
+pub fn bound(outcome: &Outcome) -> f64 {
+    (outcome.cores as f64).min(w_over_s(outcome))
+}
+
+/// Efficiency: the speedup over `t1` against the run's own bound, speedup / min(N, W / S).
+/// 1 is as fast as any schedule could be; it can pass 1 by at most T1 / W (the one-core run's
+/// scheduling costs, which W leaves out).
+pub fn efficiency(outcome: &Outcome, t1: u64) -> f64 {
+    speedup(outcome, t1) / bound(outcome)
+}
+
 /// The report of `outcome`, with its speedup over `t1` (the one-core makespan) when given.
 /// `per_core` lists every core's counters under the kernel's names (times in µs as the kernel
 /// prints them; the simulated counter runs at 1 GHz, so `min_steal_gap_counts` is in ns).
@@ -26,9 +45,12 @@ pub fn report(outcome: &Outcome, t1: Option<u64>, per_core: bool) -> Value {
         "work_max_over_mean": round4(outcome.work_max_over_mean()),
         "ok": !outcome.timed_out && outcome.exits.iter().all(|&e| e == 1),
         "workload_processes": outcome.workload.processes(),
+        "size": outcome.workload.size(),
         "elapsed_us": outcome.makespan / 1000,
         "makespan_ns": outcome.makespan,
         "critical_path_ns": outcome.critical_path,
+        "work_ns": outcome.work,
+        "w_over_s": round4(w_over_s(outcome)),
         "steals": outcome.steals(),
         "migrations": outcome.migrations_total(),
         "events": outcome.events,
@@ -37,7 +59,7 @@ pub fn report(outcome: &Outcome, t1: Option<u64>, per_core: bool) -> Value {
         let s = speedup(outcome, t1);
         report["t1_ns"] = json!(t1);
         report["speedup"] = json!(round4(s));
-        report["efficiency"] = json!(round4(s / outcome.cores as f64));
+        report["efficiency"] = json!(round4(efficiency(outcome, t1)));
     }
     if per_core {
         let cores: Vec<Value> = outcome
@@ -69,6 +91,6 @@ pub fn report(outcome: &Outcome, t1: Option<u64>, per_core: bool) -> Value {
     report
 }
 
-fn round4(x: f64) -> f64 {
+pub fn round4(x: f64) -> f64 {
     (x * 10_000.0).round() / 10_000.0
 }

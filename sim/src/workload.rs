@@ -6,7 +6,8 @@
 //! A program is a small state machine: [`Program::next`] returns the process's next operation
 //! once the previous one has completed (a received message is handed to it in [`Ctx`]).
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
 
 use beamcore_sched_policy::Priority;
 use beamcore_workload_shapes::{
@@ -121,6 +122,61 @@ impl Workload {
         Workload::Grain { grain_ns, total_ns: 120_000_000 }
     }
 
+    /// The workload with the sizes `words` gives, bootargs-style `key=value` words separated by
+    /// spaces or commas (`n=22`, `workers=4000 units=300`); a key it does not name keeps its
+    /// value. The keys are the arguments of `apps/workloads.rs`'s function: fib and nqueens `n`;
+    /// imbalanced and mixed `workers`, `units`; uts `roots`, `children`, `percent`; bang
+    /// `senders`, `messages`; grain `grain_ns`, `total_ns`.
+    pub fn sized(self, words: &str) -> Result<Workload, String> {
+        let mut w = self;
+        for word in words.split([' ', ',']).filter(|w| !w.is_empty()) {
+            let (key, value) = word.split_once('=').ok_or_else(|| format!("{word}: expected key=value"))?;
+            let value: u64 = value.parse().map_err(|_| format!("{word}: not a number"))?;
+            let small = || u32::try_from(value).map_err(|_| format!("{word}: too large"));
+            match (&mut w, key) {
+                (Workload::Fib { n } | Workload::Nqueens { n }, "n") => *n = small()?,
+                (Workload::Imbalanced { workers, .. } | Workload::Mixed { workers, .. }, "workers") => {
+                    *workers = small()?
+                }
+                (Workload::Imbalanced { units, .. } | Workload::Mixed { units, .. }, "units") => *units = small()?,
+                (Workload::Uts { roots, .. }, "roots") => *roots = small()?,
+                (Workload::Uts { children, .. }, "children") => *children = small()?,
+                (Workload::Uts { percent, .. }, "percent") => *percent = small()?,
+                (Workload::Bang { senders, .. }, "senders") => *senders = small()?,
+                (Workload::Bang { messages, .. }, "messages") => *messages = small()?,
+                (Workload::Grain { grain_ns, .. }, "grain_ns") => *grain_ns = value,
+                (Workload::Grain { total_ns, .. }, "total_ns") => *total_ns = value,
+                _ => return Err(format!("{word}: {} has no size {key}", self.name())),
+            }
+        }
+        if let Workload::Fib { n } = w
+            && n > 40
+        {
+            return Err(format!("fib n={n}: more than 40 would not fit in memory"));
+        }
+        if let Workload::Nqueens { n } = w
+            && !(4..=20).contains(&n)
+        {
+            return Err(format!("nqueens n={n}: 4 to 20"));
+        }
+        Ok(w)
+    }
+
+    /// The workload's sizes as `key=value` words ([`Workload::sized`] reads them back).
+    pub fn size(&self) -> String {
+        match *self {
+            Workload::Fib { n } | Workload::Nqueens { n } => format!("n={n}"),
+            Workload::Imbalanced { workers, units } | Workload::Mixed { workers, units } => {
+                format!("workers={workers} units={units}")
+            }
+            Workload::Uts { roots, children, percent } => {
+                format!("roots={roots} children={children} percent={percent}")
+            }
+            Workload::Bang { senders, messages } => format!("senders={senders} messages={messages}"),
+            Workload::Grain { grain_ns, total_ns } => format!("grain_ns={grain_ns} total_ns={total_ns}"),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Workload::Fib { .. } => "fib",
@@ -182,18 +238,21 @@ fn fib_leaves(n: u32) -> u64 {
     if n < 2 { 1 } else { fib_leaves(n - 1) + fib_leaves(n - 2) }
 }
 
-/// The nodes each `nqueens(n)` task visits, in the order the kernel spawns them.
+/// The nodes each `nqueens(n)` task visits, in the order the kernel spawns them (each board
+/// size searched once per simulator process: a larger board takes seconds).
 pub fn nqueens_tasks(n: u32) -> Vec<u64> {
-    static THIRTEEN: OnceLock<Vec<u64>> = OnceLock::new();
-    let compute = |n: u32| {
-        let mut tasks = Vec::new();
-        queens_two_placed(n, |columns, left, right| {
-            tasks.push(queens_below(n, columns, left, right).1);
-            true
-        });
-        tasks
-    };
-    if n == 13 { THIRTEEN.get_or_init(|| compute(13)).clone() } else { compute(n) }
+    static SEARCHED: OnceLock<Mutex<BTreeMap<u32, Vec<u64>>>> = OnceLock::new();
+    let searched = SEARCHED.get_or_init(|| Mutex::new(BTreeMap::new()));
+    if let Some(tasks) = searched.lock().expect("no search panicked").get(&n) {
+        return tasks.clone();
+    }
+    let mut tasks = Vec::new();
+    queens_two_placed(n, |columns, left, right| {
+        tasks.push(queens_below(n, columns, left, right).1);
+        true
+    });
+    searched.lock().expect("no search panicked").insert(n, tasks.clone());
+    tasks
 }
 
 /// Nodes of the `uts` tree (one process each).
@@ -509,5 +568,21 @@ mod tests {
         assert_eq!(Workload::kernel("nqueens").unwrap().units(), crate::cost::NQUEENS_TOTAL_UNITS);
         assert_eq!(Workload::kernel("imbalanced").unwrap().units(), 16_000);
         assert_eq!(Workload::kernel("grain").unwrap().processes(), 12_001);
+    }
+
+    /// Sizes are `key=value` words of the workload's own arguments, read back from what
+    /// `size` prints; a key the workload does not have is refused.
+    #[test]
+    fn sizes_round_trip() {
+        for name in Workload::NAMES {
+            let w = Workload::kernel(name).unwrap();
+            assert_eq!(w.sized(&w.size()), Ok(w), "{name}");
+        }
+        let fib = Workload::kernel("fib").unwrap();
+        assert_eq!(fib.sized("n=24"), Ok(Workload::Fib { n: 24 }));
+        let uts = Workload::kernel("uts").unwrap().sized("roots=7,children=2 percent=56");
+        assert_eq!(uts, Ok(Workload::Uts { roots: 7, children: 2, percent: 56 }));
+        assert!(fib.sized("workers=3").is_err());
+        assert!(fib.sized("n").is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! Properties of the simulator over random workloads and policies: every process runs exactly
 //! once, the policy's limits hold (max_migrations, cooldowns, bound processes), and no run
 //! beats the work and span laws (speedup at most the core count and at most T1 / critical
-//! path). And: the kernel's policy drives the simulation, and a seed fixes a run.
+//! path), whose work W does not depend on the schedule, and whose efficiency against Brent's
+//! bound min(N, W / S) is at most T1 / W. And: the kernel's policy drives the simulation, and a
+//! seed fixes a run.
 
 use beamcore_sched_policy::balance::{BalanceConfig, StealAmount, Strategy as Victims};
 use beamcore_sim::engine::COUNTER_HZ;
@@ -63,14 +65,17 @@ fn cores() -> impl Strategy<Value = usize> {
 /// The one-core time the speedup is measured against: the one-core run's makespan; for `grain`,
 /// whose spawner polls (its yields at one core are not work the tasks need), the tasks' work
 /// itself, as the kernel's granularity figures do.
-fn t1(workload: Workload, policy: &Policy, seed: u64, costs: &CostModel) -> u64 {
+/// Also the one-core run's work W.
+fn t1(workload: Workload, policy: &Policy, seed: u64, costs: &CostModel) -> (u64, u64) {
+    let one = simulate(workload, policy, SimConfig::new(1, seed), costs);
     match workload {
-        Workload::Grain { .. } => workload.units(),
-        _ => simulate(workload, policy, SimConfig::new(1, seed), costs).makespan,
+        Workload::Grain { .. } => (workload.units(), one.work),
+        _ => (one.makespan, one.work),
     }
 }
 
-fn check_run(workload: Workload, policy: &Policy, outcome: &Outcome, t1: u64) -> Result<(), TestCaseError> {
+fn check_run(workload: Workload, policy: &Policy, outcome: &Outcome, t1: (u64, u64)) -> Result<(), TestCaseError> {
+    let (t1, one_core_work) = t1;
     prop_assert!(!outcome.timed_out, "did not finish");
     // Exactly once: main and every process the workload spawns ended once, and all the work
     // was done.
@@ -105,6 +110,15 @@ fn check_run(workload: Workload, policy: &Policy, outcome: &Outcome, t1: u64) ->
         outcome.makespan
     );
     prop_assert!(speedup <= t1 as f64 / outcome.critical_path as f64 + 1e-9);
+    // W is the same whatever the schedule, at least the span, and the efficiency against
+    // min(N, W / S) passes 1 by no more than the one-core run's scheduling costs (T1 / W).
+    prop_assert_eq!(outcome.work, one_core_work, "the work depends on the schedule");
+    prop_assert!(outcome.work >= outcome.critical_path);
+    let efficiency = beamcore_sim::report::efficiency(outcome, t1);
+    if !matches!(workload, Workload::Grain { .. }) {
+        prop_assert!(t1 >= outcome.work, "T1 {} below W {}", t1, outcome.work);
+        prop_assert!(efficiency <= t1 as f64 / outcome.work as f64 + 1e-9, "efficiency {}", efficiency);
+    }
     Ok(())
 }
 
