@@ -131,8 +131,8 @@ test-host: $(SETUP_STAMP)
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
 	$(MAKE) --no-print-directory test-sim
-	@echo "==> test-host: loom model checks: deque, trace ring, kill against slot reuse (release, --cfg loom)"
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
+	@echo "==> test-host: loom model checks: deque, signal queue, trace ring, kill against slot reuse (release, --cfg loom)"
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-signal-queue -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-repo-checks --test kill_model --release --target $(HOST_TARGET)
 
 test-qemu: $(SETUP_STAMP)

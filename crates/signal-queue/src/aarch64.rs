@@ -10,7 +10,7 @@
 //!
 //! | operation          | instructions                                      | ordering                      |
 //! |--------------------|---------------------------------------------------|-------------------------------|
-//! | `push`             | `LDR` guess; `STR` link; `LDXR`/`CMP`/`STLXR` loop | release on the store only    |
+//! | `push`             | `LDXR`/`CMP`/`STLXR` loop; `STR` link on a retry   | release on the store only    |
 //! | `take`             | `LDR` look; if a node, `LDAXR`/`STXR` of 0 loop   | acquire on the load only      |
 //! | `compare_exchange` | `LDXR`/`CMP`/`STXR` loop, `CLREX` on mismatch     | none                          |
 //! | `close`            | `LDAXR`/`STXR` of CLOSED loop                     | acquire on the load only      |
@@ -69,39 +69,42 @@ impl HeadAtomics for Aarch64Asm {
     #[inline]
     fn push(head: &AtomicUsize, node: usize, next: &AtomicUsize) -> usize {
         let old: usize;
-        // The guess `old` comes from a plain LDR; the link is stored from it, then the
-        // exclusive pair checks the word still holds it. A mismatch takes the value found as
-        // the new guess and stores the link again; a failed STLXR with the guess still right
-        // only retries the pair. The link store is outside the exclusive window (forward
-        // progress, see the module docs).
+        // The first attempt guesses EMPTY, for which the link already holds the right value
+        // (the trait's precondition): pushing onto an idle queue is LDXR, CMP, B.NE, STLXR,
+        // CBNZ, with no plain load to bring the line in shared first and no link store. A
+        // mismatch (label 2) takes the value found as the next guess: CLOSED leaves; otherwise
+        // the link is stored for it (EMPTY after WAITING, else the node found) and the pair
+        // retries. A failed STLXR with the guess still right only retries the pair. The link
+        // store is outside the exclusive window (forward progress, see the module docs).
         //
         // ORDERING: STLXR (store-release exclusive) publishes the node: its value, written by
-        // the caller before the call, and the link STR are ordered before the store of `node`
-        // into the word. The consumer's LDAXR in `take`/`close` reads this store or a later
-        // push's; a later push's STLXR is itself a release ordered after its LDXR that read
-        // ours, so the chain W(link) -> STLXR -> LDXR -> STLXR' -> LDAXR is in ARMv8's
-        // ordered-before relation (other-multi-copy atomicity), and the consumer sees every
-        // link and value of the list it takes (C11: the later read-modify-writes continue this
-        // store's release sequence). LDR and LDXR need no acquire: a producer reads nothing
-        // the consumer or another producer wrote except the word itself; in particular `Wake`
-        // orders nothing from the consumer's `prepare_wait` to the waker (`Pushed::Wake`).
-        // The asm has no `nomem`/`readonly`: it is a compiler barrier, so the caller's store
-        // of the value is not moved after it.
+        // the caller before the call, and its link are ordered before the store of `node` into
+        // the word. The consumer's LDAXR in `take`/`close` reads this store or a later push's;
+        // a later push's STLXR is itself a release ordered after its LDXR that read ours, so
+        // the chain W(link) -> STLXR -> LDXR -> STLXR' -> LDAXR is in ARMv8's ordered-before
+        // relation (other-multi-copy atomicity), and the consumer sees every link and value of
+        // the list it takes (C11: the later read-modify-writes continue this store's release
+        // sequence). A link left EMPTY from before the call was written by whoever last owned
+        // the node, which happens before this call, so the release covers it too. LDXR needs no
+        // acquire: a producer reads nothing the consumer or another producer wrote except the
+        // word itself; in particular `Wake` orders nothing from the consumer's `prepare_wait`
+        // to the waker (see `Pushed::Wake`). The asm has no `nomem`/`readonly`: it is a
+        // compiler barrier, so the caller's store of the value is not moved after it.
         //
         // SAFETY: `head` and `next` are live, aligned `usize` atomics, accessed by
         // single-copy-atomic 64-bit instructions (`next` is the link of the caller's
-        // unpublished node, whose address is `node`). Every output is `out`, not `lateout`: they are written before the inputs'
-        // last read, so they must not share their registers; in particular STLXR's status
-        // register differs from its data and address registers, as the architecture
-        // requires. Only the outputs, the scratch registers and the flags are written.
+        // unpublished node, whose address is `node`). Every output is `out`, not `lateout`:
+        // they are written before the inputs' last read, so they must not share their
+        // registers; in particular STLXR's status register differs from its data and address
+        // registers, as the architecture requires. Only the outputs, the scratch registers and
+        // the flags are written.
         unsafe {
             exclusive_asm!(
-                "ldr {old}, [{head}]",
-                "b 3f",
+                "mov {old}, xzr",
+                "b 4f",
                 "2:",
                 "clrex",
                 "mov {old}, {seen}",
-                "3:",
                 "cmp {old}, #{closed}",
                 "b.eq 5f",
                 "cmp {old}, #{waiting}",

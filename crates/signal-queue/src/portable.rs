@@ -16,21 +16,26 @@ pub enum Portable {}
 impl HeadAtomics for Portable {
     #[inline]
     fn push(head: &AtomicUsize, node: usize, next: &AtomicUsize) -> usize {
-        let mut old = head.load(Ordering::Relaxed);
+        // The first attempt guesses EMPTY, for which the link already holds the right value
+        // (EMPTY: the trait's precondition), so an idle queue costs one compare-and-swap and no
+        // load: the load would bring the word's line in shared only for the compare-and-swap
+        // to upgrade it. (It also keeps every producer access to the word a read-modify-write,
+        // which loom's partial-order reduction explores fully: it misses races of a plain load
+        // followed by a read-modify-write on the same thread, tokio-rs/loom#166.)
+        let mut old = EMPTY;
         loop {
-            if old == CLOSED {
-                return CLOSED;
-            }
-            next.store(if old == WAITING { EMPTY } else { old }, Ordering::Relaxed);
             // ORDERING: Release on success publishes the node: its value (written before the
-            // call) and the `next` just stored happen before the consumer's Acquire in `take`
-            // or `close`, which reads this node or a later push's (the later push's
-            // read-modify-write continues this release sequence). Relaxed on failure: nothing
-            // was written, the loop retries with the value found. Weak: a spurious failure
-            // only retries.
+            // call) and its link happen before the consumer's Acquire in `take` or `close`,
+            // which reads this node or a later push's (the later push's read-modify-write
+            // continues this release sequence). Relaxed on failure: nothing was written, the
+            // loop retries with the value found. Weak: a spurious failure only retries.
             match head.compare_exchange_weak(old, node, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => return old,
-                Err(found) => old = found,
+                Err(CLOSED) => return CLOSED,
+                Err(found) => {
+                    old = found;
+                    next.store(if found == WAITING { EMPTY } else { found }, Ordering::Relaxed);
+                }
             }
         }
     }

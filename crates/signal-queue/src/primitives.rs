@@ -32,11 +32,12 @@ pub const fn is_node(word: usize) -> bool {
 /// and every read-modify-write is atomic in it: no store to the word comes between its read
 /// and its write):
 ///
-/// - `push`: one read-modify-write that reads the word `old`; if `old` is [`CLOSED`] it writes
-///   nothing; otherwise it stores `next := (old == WAITING ? EMPTY : old)` with no ordering and
-///   then replaces the word with `node` with *release* ordering (the store of `next` and every
-///   earlier access of the thread happen before any acquire read of `node` from the word, or
-///   of a later value written by read-modify-writes). Returns `old`.
+/// - `push`: called with the link `next` holding [`EMPTY`]. One read-modify-write that reads
+///   the word `old`; if `old` is [`CLOSED`] it writes nothing to the word (the link may have
+///   been written); otherwise the link holds `(old == WAITING ? EMPTY : old)` and the word is
+///   replaced with `node`, with *release* ordering (the link and every earlier access of the
+///   thread happen before any acquire read of `node` from the word, or of a later value
+///   written by read-modify-writes). Returns `old`.
 /// - `take`: if the word holds a node, replaces it with [`EMPTY`] with *acquire* ordering and
 ///   returns the node; otherwise returns the tag and writes nothing.
 /// - `compare_exchange`: replaces `expected` with `new` (strong: never fails while the value is

@@ -19,8 +19,9 @@ use super::shim::{AtomicUsize, Ordering};
 #[repr(C)]
 pub struct Node<T> {
     /// The link: the node pushed before this one while on the producers' list, the next older
-    /// one on the consumer's list. Atomic (Relaxed accesses only, plain LDR/STR) so that loom
-    /// sees every read and write of it; what orders them is the head word.
+    /// one on the consumer's list, EMPTY outside any queue (so a push onto an empty queue need
+    /// not write it). Atomic (Relaxed accesses only, plain LDR/STR) so that loom sees every
+    /// read and write of it; what orders them is the head word.
     next: AtomicUsize,
     /// The signal itself.
     pub value: T,
@@ -366,9 +367,13 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
         // publishes it.
         let next = unsafe { &(*node).next };
         match A::push(&self.head, node.expose_provenance(), next) {
-            // SAFETY: a refused push wrote nothing: the node was never published, still ours,
-            // and goes back into the box it came from.
-            CLOSED => Err(unsafe { Box::from_raw(node) }),
+            CLOSED => {
+                // Outside a queue a link holds EMPTY (`push`'s precondition, for the next one).
+                next.store(EMPTY, Ordering::Relaxed);
+                // SAFETY: a refused push wrote nothing to the word: the node was never
+                // published, is still ours, and goes back into the box it came from.
+                Err(unsafe { Box::from_raw(node) })
+            }
             WAITING => Ok(Pushed::Wake),
             _ => Ok(Pushed::Queued),
         }

@@ -4,6 +4,8 @@
 //! --release` there (loom's atomics only work inside `loom::model`, so the other tests are off
 //! then).
 
+#[cfg(loom)]
+mod loom_models;
 #[cfg(not(loom))]
 mod unit;
 
@@ -35,6 +37,7 @@ impl<'q, T, A: HeadAtomics> Consumer<'q, T, A> {
 /// Each method: the handle is the only consumer (its constructor's contract), and `!Sync`, so
 /// its calls are on one thread in program order.
 #[allow(unsafe_code, clippy::undocumented_unsafe_blocks)]
+#[cfg_attr(loom, allow(dead_code, reason = "the loom models use part of the handle"))]
 impl<T, A: HeadAtomics> Consumer<'_, T, A> {
     pub(crate) fn pop(&self) -> Option<Box<Node<T>>> {
         unsafe { self.queue.pop() }
