@@ -7,6 +7,10 @@
 #[cfg(loom)]
 mod loom_models;
 #[cfg(not(loom))]
+mod model;
+#[cfg(not(loom))]
+mod stress;
+#[cfg(not(loom))]
 mod unit;
 
 use core::cell::Cell;
@@ -19,7 +23,7 @@ use crate::{Cancel, HeadAtomics, Mark, Node, NodeList, SignalQueue, Wait};
 /// consumes for the handle's lifetime. `!Sync` (and not `Clone`), so it cannot be shared; it
 /// may be sent to the consumer thread.
 pub(crate) struct Consumer<'q, T, A: HeadAtomics> {
-    queue: &'q SignalQueue<T, A>,
+    pub(crate) queue: &'q SignalQueue<T, A>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -30,6 +34,12 @@ impl<'q, T, A: HeadAtomics> Consumer<'q, T, A> {
     /// handle.
     #[allow(unsafe_code)]
     pub(crate) unsafe fn new(queue: &'q SignalQueue<T, A>) -> Self {
+        Consumer { queue, _not_sync: PhantomData }
+    }
+
+    /// The handle of a queue the caller holds exclusively (`&mut`: nothing else can consume).
+    #[cfg(not(loom))]
+    pub(crate) fn of(queue: &'q mut SignalQueue<T, A>) -> Self {
         Consumer { queue, _not_sync: PhantomData }
     }
 }
