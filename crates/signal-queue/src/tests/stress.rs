@@ -70,13 +70,13 @@ fn stress_senders_and_a_blocking_consumer_exactly_once_in_order() {
     while received < total {
         // Now and then a selective receive: the first signal of sender 2 whose number is a
         // multiple of 7 (taken out of order relative to the others, so checked apart).
-        if received % 1_000 == 999 {
-            if let Ok(node) = consumer.take_first_matching(crate::Mark::START, |(s, n)| *s == 2 && n % 7 == 0) {
-                arrive(node.into_value());
-                selective += 1;
-                received += 1;
-                continue;
-            }
+        if received % 1_000 == 999
+            && let Ok(node) = consumer.take_first_matching(crate::Mark::START, |(s, n)| *s == 2 && n % 7 == 0)
+        {
+            arrive(node.into_value());
+            selective += 1;
+            received += 1;
+            continue;
         }
         if let Some(node) = consumer.pop() {
             let (sender, n) = node.into_value();
