@@ -69,12 +69,13 @@ impl HeadAtomics for Aarch64Asm {
     #[inline]
     fn push(head: &AtomicUsize, node: usize, next: &AtomicUsize) -> usize {
         let old: usize;
-        // The first attempt guesses EMPTY, for which the link already holds the right value
-        // (the trait's precondition): pushing onto an idle queue is LDXR, CMP, B.NE, STLXR,
-        // CBNZ, with no plain load to bring the line in shared first and no link store. A
-        // mismatch (label 2) takes the value found as the next guess: CLOSED leaves; otherwise
-        // the link is stored for it (EMPTY after WAITING, else the node found) and the pair
-        // retries. A failed STLXR with the guess still right only retries the pair. The link
+        // The first attempt (label 4) guesses EMPTY, for which the link already holds the
+        // right value (the trait's precondition): pushing onto an idle queue is LDXR, CBNZ,
+        // STLXR, CBNZ, with no plain load to bring the line in shared first and no link store.
+        // A mismatch (label 2) takes the value found as the next guess: CLOSED leaves;
+        // otherwise the link is stored for it (EMPTY after WAITING, else the node found) and
+        // the pair retries (label 6). A failed STLXR with the guess still right only retries
+        // its pair. Under injection each of the two pairs fails its first store once. The link
         // store is outside the exclusive window (forward progress, see the module docs).
         //
         // ORDERING: STLXR (store-release exclusive) publishes the node: its value, written by
@@ -100,8 +101,14 @@ impl HeadAtomics for Aarch64Asm {
         // the flags are written.
         unsafe {
             exclusive_asm!(
+                "4:",
+                "ldxr {seen}, [{head}]",
+                "cbnz {seen}, 2f",
+                fail_first_store!("4b"),
+                "stlxr {status:w}, {node}, [{head}]",
+                "cbnz {status:w}, 4b",
                 "mov {old}, xzr",
-                "b 4f",
+                "b 5f",
                 "2:",
                 "clrex",
                 "mov {old}, {seen}",
@@ -110,13 +117,13 @@ impl HeadAtomics for Aarch64Asm {
                 "cmp {old}, #{waiting}",
                 "csel {link}, xzr, {old}, eq",
                 "str {link}, [{next}]",
-                "4:",
+                "6:",
                 "ldxr {seen}, [{head}]",
                 "cmp {seen}, {old}",
                 "b.ne 2b",
-                fail_first_store!("4b"),
+                fail_first_store!("6b"),
                 "stlxr {status:w}, {node}, [{head}]",
-                "cbnz {status:w}, 4b",
+                "cbnz {status:w}, 6b",
                 "5:";
                 head = in(reg) head.as_ptr(),
                 node = in(reg) node,

@@ -307,8 +307,10 @@ impl<T> fmt::Debug for NodeList<T> {
 /// core currently running the process, or holding it while it runs nowhere, calls them, and
 /// the scheduler's release/acquire hand-over of the process orders one core's calls before the
 /// next core's). The consumer's list is plain memory guarded by nothing else.
+#[repr(C)]
 pub struct SignalQueue<T, A: HeadAtomics = crate::NativeAtomics> {
-    /// EMPTY, WAITING, CLOSED or the newest pushed node (`primitives`).
+    /// EMPTY, WAITING, CLOSED or the newest pushed node (`primitives`). First (`repr(C)`): the
+    /// exclusives take no offset, so the queue's own address is the word's, with no `ADD`.
     head: AtomicUsize,
     /// The consumer's FIFO, oldest first; touched only under the consumer contract.
     inner: UnsafeCell<Inner<T>>,
@@ -366,7 +368,13 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
         // SAFETY: `node` came from `Box::into_raw` just above: live, and ours until the push
         // publishes it.
         let next = unsafe { &(*node).next };
-        match A::push(&self.head, node.expose_provenance(), next) {
+        let old = A::push(&self.head, node.expose_provenance(), next);
+        // One test for the common case (EMPTY or a node: `old - 1` wraps or is >= 2), then
+        // the two tags.
+        if old.wrapping_sub(WAITING) >= 2 {
+            return Ok(Pushed::Queued);
+        }
+        match old {
             CLOSED => {
                 // Outside a queue a link holds EMPTY (`push`'s precondition, for the next one).
                 next.store(EMPTY, Ordering::Relaxed);
@@ -374,8 +382,8 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
                 // published, is still ours, and goes back into the box it came from.
                 Err(unsafe { Box::from_raw(node) })
             }
-            WAITING => Ok(Pushed::Wake),
-            _ => Ok(Pushed::Queued),
+            // WAITING: this push claimed the wake.
+            _ => Ok(Pushed::Wake),
         }
     }
 
