@@ -527,7 +527,8 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
     ///
     /// # Safety
     ///
-    /// The consumer contract.
+    /// The consumer contract, and `from` is [`Mark::START`] or a mark made by this queue (a
+    /// mark names a node by address: another queue's would be followed into that queue).
     pub unsafe fn take_first_matching(
         &self,
         from: Mark,
