@@ -36,7 +36,7 @@ HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
 PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-frame-walk beamcore-json-report \
                beamcore-kallsyms beamcore-limits beamcore-mem-layout beamcore-page-tables beamcore-platform \
                beamcore-program-args beamcore-repo-checks \
-               beamcore-sched-policy beamcore-trace-ring beamcore-workload-args \
+               beamcore-sched-policy beamcore-signal-queue beamcore-trace-ring beamcore-workload-args \
                beamcore-workload-shapes
 PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))
 SETUP_STAMP := target/.setup-done
@@ -131,8 +131,8 @@ test-host: $(SETUP_STAMP)
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
 	$(MAKE) --no-print-directory test-sim
-	@echo "==> test-host: loom model checks: deque, trace ring, kill against slot reuse, link/exit and monitors (release, --cfg loom)"
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
+	@echo "==> test-host: loom model checks: deque, signal queue, trace ring, kill against slot reuse, link/exit and monitors (release, --cfg loom)"
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-signal-queue -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
 	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-repo-checks --test kill_model --test link_exit_model --release --target $(HOST_TARGET)
 
 test-qemu: $(SETUP_STAMP)
