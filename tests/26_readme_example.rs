@@ -2,14 +2,15 @@
 //! shows exactly this code between its markers).
 //! qemu-test: configs=a72-smp4
 //! qemu-test: expect=^sum of squares 1\.\.=10 = 385$
-//! qemu-test: expect=^worker <\d+\.\d+> ended: normal$
+//! qemu-test: expect=^worker <\d+\.\d+> ended: exit\(42\)$
+//! qemu-test: expect=^monitor ours: true, name free: true$
 //! qemu-test: forbid=PANIC
 
 // README-EXAMPLE-BEGIN
 #![no_std]
 #![no_main]
 
-use beamcore::sched::{self, Message, Priority, SpawnOptions};
+use beamcore::sched::{self, ExitReason, Message, Priority, SpawnOptions};
 use beamcore::{ExitCode, println, smp};
 
 fn main() -> ExitCode {
@@ -31,17 +32,24 @@ fn main() -> ExitCode {
         .sum();
     println!("sum of squares 1..=10 = {sum}");
 
-    // A high-priority worker we monitor: we are told how it ended. It waits for a go message,
-    // so the monitor is in place before it can end.
+    // A supervisor's shape: trap exits, start a worker linked to us (in the same step as the
+    // spawn), name it, and monitor it; its crash then arrives as a message.
+    sched::trap_exits(true);
     let options = SpawnOptions::default().priority(Priority::High);
-    let worker = sched::spawn_with(options, || {
-        let _go = sched::receive();
+    let worker = sched::spawn_link(options, || {
+        let _request = sched::receive();
+        sched::exit(ExitReason::Exit(42)); // a crash with a reason of its own
     })
     .expect("spawn");
-    sched::monitor(worker).expect("monitor");
-    sched::send(worker, Message::Word(0)).expect("worker is alive");
-    if let Some(Message::Down { pid, reason, .. }) = sched::receive_timeout(1_000_000) {
-        println!("worker {pid} ended: {reason}");
+    sched::register("worker", worker).expect("the name is free");
+    let watch = sched::monitor(worker).expect("monitor");
+    sched::send_named("worker", Message::Word(0)).expect("worker is alive");
+    // Its links are told first, then its monitors, and its name is free by then.
+    if let Some(Message::Exit { from, reason }) = sched::receive_timeout(1_000_000) {
+        println!("worker {from} ended: {reason}");
+    }
+    if let Some(Message::Down { reference, .. }) = sched::receive_timeout(1_000_000) {
+        println!("monitor ours: {}, name free: {}", reference == watch, sched::whereis("worker").is_none());
     }
     ExitCode::Success
 }

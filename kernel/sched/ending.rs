@@ -7,9 +7,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::percore::OnCore;
 use super::process::{self, ExitReason, Pid, State};
-use super::signals;
 use super::stats::bump;
 use super::table;
+use super::{registry, signals};
 use crate::mm::stacks;
 
 /// Ends a process that no longer runs anywhere (its stack is not in use): wakes nobody twice,
@@ -57,6 +57,10 @@ pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
         panic!("the program's main process {pid} ended: {reason}");
     }
     if let Some(relations) = relations {
+        // The name first: once anyone hears of the end, the name is free.
+        if let Some(name) = &relations.name {
+            registry::forget(name, pid);
+        }
         signals::on_end(core, pid, reason, &relations);
     }
 }

@@ -18,7 +18,7 @@
 //! a process's `Down` or `Exit` never overtakes a message it sent (Erlang's ordering guarantee
 //! between a pair of processes).
 //!
-//! **Lock order.** The registry's lock before any slot lock; two slot locks in slot index order
+//! **Lock order.** The registry's lock (`registry.rs`) before any slot lock; two slot locks in slot index order
 //! (`lock_pair`); the heap's lock innermost. `finish` holds one slot lock at a time.
 
 use core::sync::atomic::Ordering;
@@ -26,7 +26,6 @@ use core::sync::atomic::Ordering;
 use super::mailbox::push_signal;
 use super::percore::OnCore;
 use super::process::{self, ExitReason, Message, Pid, Process, Ref, Relations, Shared, State};
-use super::registry;
 use super::wake::{make_runnable, wake_by_message};
 use crate::mm::heap::{self, OutOfMemory};
 use crate::sync::IrqSpinLockGuard;
@@ -206,12 +205,9 @@ pub(super) fn forget_watcher(target: Pid, reference: Ref) {
 }
 
 /// What a process's end does for the processes related to it (`finish`, after its slot is
-/// released): its name is freed, the monitors it held are dropped at their targets, its links
+/// released and its name freed): the monitors it held are dropped at their targets, its links
 /// get an exit signal each and then its watchers a `Down` each, with its reason.
 pub(super) fn on_end(core: &mut OnCore, pid: Pid, reason: ExitReason, relations: &Relations) {
-    if let Some(name) = &relations.name {
-        registry::forget(name, pid);
-    }
     for &(reference, target) in &relations.watching {
         forget_watcher(target, reference);
     }
