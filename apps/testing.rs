@@ -26,6 +26,21 @@ macro_rules! ensure {
     };
 }
 
+/// How long a test waits, in guest time, for a message that must come: long enough that only
+/// a lost message reaches it (a failure, never a measurement).
+pub const MUST_ARRIVE_US: u64 = 20_000_000;
+
+/// The next message, or `None` if nothing came within [`MUST_ARRIVE_US`] (the test fails).
+pub fn receive_must_arrive() -> Option<sched::Message> {
+    sched::receive_timeout(MUST_ARRIVE_US)
+}
+
+/// Spawn options that start the `n`th of a series of processes on core `n` modulo the cores
+/// online: a series spread over every core.
+pub fn spread(n: usize) -> sched::SpawnOptions {
+    sched::SpawnOptions::default().on_core(n % smp::cores_online())
+}
+
 /// A `Display` that panics when formatted ("inner panic inside Display"): a program's own
 /// formatting code failing inside `println!` or a panic's message (tests/92, tests/95).
 pub struct PanickingDisplay;

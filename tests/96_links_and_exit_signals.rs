@@ -15,24 +15,13 @@
 #![no_main]
 
 use beamcore::sched::{self, ExitReason, Message, Pid, SendError, SpawnOptions};
-use beamcore::{ExitCode, println, smp};
+use beamcore::{ExitCode, println};
 use beamcore_apps::ensure;
-
-/// Guest-time bound for anything that must arrive (a failure, not a measurement).
-const WAIT_US: u64 = 20_000_000;
-
-fn recv() -> Option<Message> {
-    sched::receive_timeout(WAIT_US)
-}
-
-/// Options that place the next process on another core, round robin.
-fn elsewhere(n: usize) -> SpawnOptions {
-    SpawnOptions::default().on_core(n % smp::cores_online())
-}
+use beamcore_apps::testing::{receive_must_arrive, spread};
 
 /// A process that waits for a word, then ends with `reason` (a word 0 means "end normally").
 fn ender(n: usize, reason: ExitReason) -> Pid {
-    sched::spawn_with(elsewhere(n), move || {
+    sched::spawn_with(spread(n), move || {
         let _ = sched::receive();
         sched::exit(reason)
     })
@@ -42,7 +31,7 @@ fn ender(n: usize, reason: ExitReason) -> Pid {
 /// A process that links to `target`, reports to `parent` that it has, then answers every word
 /// it receives with the word + 1 (so it can be asked whether it lives).
 fn linked_echo(n: usize, target: Pid, parent: Pid) -> Pid {
-    sched::spawn_with(elsewhere(n + 1), move || {
+    sched::spawn_with(spread(n + 1), move || {
         sched::link(target).expect("link");
         sched::send(parent, Message::Word(1)).expect("parent");
         loop {
@@ -55,7 +44,7 @@ fn linked_echo(n: usize, target: Pid, parent: Pid) -> Pid {
 }
 
 fn expect_word(expected: u64) -> Result<(), Message> {
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Word(w)) if w == expected => Ok(()),
         Some(other) => Err(other),
         None => Err(Message::Word(u64::MAX)),
@@ -63,7 +52,7 @@ fn expect_word(expected: u64) -> Result<(), Message> {
 }
 
 fn expect_exit(from: Pid, reason: ExitReason) -> Result<(), Message> {
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Exit { from: f, reason: r }) if f == from && r == reason => Ok(()),
         Some(other) => Err(other),
         None => Err(Message::Word(u64::MAX)),
@@ -71,7 +60,7 @@ fn expect_exit(from: Pid, reason: ExitReason) -> Result<(), Message> {
 }
 
 fn expect_down(pid: Pid, reason: ExitReason) -> Result<(), Message> {
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Down { pid: p, reason: r, .. }) if p == pid && r == reason => Ok(()),
         Some(other) => Err(other),
         None => Err(Message::Word(u64::MAX)),
@@ -100,7 +89,7 @@ fn main() -> ExitCode {
         sched::send(w, Message::Word(0)).unwrap();
         if reason == ExitReason::Normal {
             // Its Down comes after its links were told (`signals::on_end`).
-            match recv() {
+            match receive_must_arrive() {
                 Some(Message::Down { reference, reason: ExitReason::Normal, .. }) if reference == watch_w => {}
                 other => ensure!(false, "case {case}: the normal end's Down: {other:?}"),
             }
@@ -115,7 +104,7 @@ fn main() -> ExitCode {
         } else {
             let mut downs = [false; 2];
             for _ in 0..2 {
-                match recv() {
+                match receive_must_arrive() {
                     Some(Message::Down { pid, reason: r, .. }) if pid == m && r == reason => downs[0] = true,
                     Some(Message::Down { reference, reason: r, .. }) if reference == watch_w && r == reason => {
                         downs[1] = true
@@ -135,13 +124,13 @@ fn main() -> ExitCode {
     ensure!(sched::process_info(w).is_some_and(|i| i.links.is_empty()), "unlink removed both ends");
     let watch = sched::monitor(w).unwrap();
     sched::send(w, Message::Word(0)).unwrap();
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Down { reference, reason: ExitReason::Exit(8), .. }) if reference == watch => {}
         other => ensure!(false, "after unlink, expected only the Down: {other:?}"),
     }
 
     // 5. `send_exit` without a link: trapped, ignored, or the end of the target.
-    let t = sched::spawn_with(elsewhere(6), move || {
+    let t = sched::spawn_with(spread(6), move || {
         sched::trap_exits(true);
         sched::send(me, Message::Word(1)).unwrap();
         // Forwards what it receives as a word: the reason's code.
@@ -160,8 +149,8 @@ fn main() -> ExitCode {
     // `kill` is not trapped, and a link partner that traps receives `killed`.
     sched::link(t).unwrap();
     sched::kill(t).unwrap();
-    let first = recv();
-    let second = recv();
+    let first = receive_must_arrive();
+    let second = receive_must_arrive();
     let saw_down = |m: &Option<Message>| matches!(m, Some(Message::Down { reference, reason: ExitReason::Killed, .. }) if *reference == watch_t);
     let saw_exit =
         |m: &Option<Message>| matches!(m, Some(Message::Exit { from, reason: ExitReason::Killed }) if *from == t);
@@ -182,7 +171,7 @@ fn main() -> ExitCode {
     sched::link(n).unwrap();
     let got = expect_exit(n, ExitReason::NoProc);
     ensure!(got.is_ok(), "link to an ended pid: {got:?}");
-    let l = sched::spawn_with(elsewhere(8), move || {
+    let l = sched::spawn_with(spread(8), move || {
         sched::link(n).unwrap();
         sched::send(me, Message::Word(666)).unwrap();
     })
@@ -193,13 +182,13 @@ fn main() -> ExitCode {
 
     // 7. `spawn_link`: linked from birth, even if it ends at once.
     for case in 0..50 {
-        let c = sched::spawn_link(elsewhere(case), move || sched::exit(ExitReason::Exit(case as u64))).unwrap();
+        let c = sched::spawn_link(spread(case), move || sched::exit(ExitReason::Exit(case as u64))).unwrap();
         let got = expect_exit(c, ExitReason::Exit(case as u64));
         ensure!(got.is_ok(), "spawn_link child {case} that ends at once: {got:?}");
     }
 
     // 8. `send_exit(self, normal)` ends the caller (when it does not trap).
-    let s = sched::spawn_with(elsewhere(9), || {
+    let s = sched::spawn_with(spread(9), || {
         let _go = sched::receive();
         let me = sched::self_pid().unwrap();
         let _ = sched::send_exit(me, ExitReason::Normal);
@@ -228,7 +217,7 @@ fn main() -> ExitCode {
 
     // 10. Ordering: every message a process sent arrives before its exit signal and its Down.
     const BURST: u64 = 2_000;
-    let sender = sched::spawn_link(elsewhere(10), move || {
+    let sender = sched::spawn_link(spread(10), move || {
         for i in 0..BURST {
             sched::send(me, Message::Word(1_000_000 + i)).unwrap();
         }
@@ -240,7 +229,7 @@ fn main() -> ExitCode {
     let mut exit_at = None;
     let mut down_at = None;
     for position in 0..BURST + 2 {
-        match recv() {
+        match receive_must_arrive() {
             Some(Message::Word(w)) => {
                 ensure!(w == 1_000_000 + words, "message {words} arrived as {w}");
                 ensure!(exit_at.is_none() && down_at.is_none(), "a message after the sender's end");

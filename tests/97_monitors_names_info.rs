@@ -20,24 +20,16 @@ extern crate alloc;
 use alloc::format;
 use alloc::vec::Vec;
 
-use beamcore::sched::{self, ExitReason, Message, Pid, Priority, RegisterError, SendError, SpawnOptions, Status};
+use beamcore::sched::{self, ExitReason, Message, Pid, Priority, RegisterError, SendError, Status};
 use beamcore::{ExitCode, println, smp};
 use beamcore_apps::ensure;
+use beamcore_apps::testing::{receive_must_arrive, spread};
 
-const WAIT_US: u64 = 20_000_000;
 const NAMES: usize = 10_000;
-
-fn recv() -> Option<Message> {
-    sched::receive_timeout(WAIT_US)
-}
-
-fn elsewhere(n: usize) -> SpawnOptions {
-    SpawnOptions::default().on_core(n % smp::cores_online())
-}
 
 /// A process that ends with `Exit(code)` when it receives a word, and answers nothing.
 fn waiter(n: usize, code: u64) -> Pid {
-    sched::spawn_with(elsewhere(n), move || {
+    sched::spawn_with(spread(n), move || {
         let _ = sched::receive();
         sched::exit(ExitReason::Exit(code))
     })
@@ -50,7 +42,7 @@ fn drain_to(sentinel: u64) -> Vec<Message> {
     sched::send(me, Message::Word(sentinel)).unwrap();
     let mut before = Vec::new();
     loop {
-        match recv() {
+        match receive_must_arrive() {
             Some(Message::Word(w)) if w == sentinel => return before,
             Some(other) => before.push(other),
             None => return before,
@@ -69,7 +61,7 @@ fn main() -> ExitCode {
     sched::send(w, Message::Word(0)).unwrap();
     let mut seen = [false; 2];
     for _ in 0..2 {
-        match recv() {
+        match receive_must_arrive() {
             Some(Message::Down { pid, reason: ExitReason::Exit(1), reference }) if pid == w => {
                 ensure!(reference == a || reference == b, "unknown reference {reference}");
                 seen[usize::from(reference == b)] = true;
@@ -79,7 +71,7 @@ fn main() -> ExitCode {
     }
     ensure!(seen == [true, true], "each reference once");
     let r = sched::monitor(w).unwrap();
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Down { pid, reason: ExitReason::NoProc, reference }) if pid == w && reference == r => {}
         other => ensure!(false, "monitor of an ended pid: {other:?}"),
     }
@@ -87,8 +79,8 @@ fn main() -> ExitCode {
     // spawn_monitor: set before the process can end.
     for case in 0..50 {
         let (pid, reference) =
-            sched::spawn_monitor(elsewhere(case), move || sched::exit(ExitReason::Exit(case as u64))).unwrap();
-        match recv() {
+            sched::spawn_monitor(spread(case), move || sched::exit(ExitReason::Exit(case as u64))).unwrap();
+        match receive_must_arrive() {
             Some(Message::Down { pid: p, reason, reference: r })
                 if p == pid && r == reference && reason == ExitReason::Exit(case as u64) => {}
             other => ensure!(false, "spawn_monitor case {case}: {other:?}"),
@@ -103,7 +95,7 @@ fn main() -> ExitCode {
     ensure!(sched::demonitor(first, false), "demonitor of an active monitor");
     ensure!(!sched::demonitor(first, false), "demonitor twice");
     sched::send(w, Message::Word(0)).unwrap();
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Down { reference, .. }) if reference == second => {}
         other => ensure!(false, "after demonitor: {other:?}"),
     }
@@ -135,7 +127,7 @@ fn main() -> ExitCode {
     ensure!(info.registered_name.as_deref() == Some("server"), "name in process_info");
     let watch = sched::monitor(n).unwrap();
     ensure!(sched::send_named("server", Message::Word(0)).is_ok(), "send by name");
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Down { reference, reason: ExitReason::Exit(5), .. }) if reference == watch => {}
         other => ensure!(false, "named process ended: {other:?}"),
     }
@@ -169,12 +161,15 @@ fn main() -> ExitCode {
         sched::send_named(&format!("worker-{i}"), Message::Word(0)).unwrap();
     }
     for _ in 0..NAMES {
-        ensure!(matches!(recv(), Some(Message::Down { reason: ExitReason::Normal, .. })), "worker ended");
+        ensure!(
+            matches!(receive_must_arrive(), Some(Message::Down { reason: ExitReason::Normal, .. })),
+            "worker ended"
+        );
     }
     ensure!(sched::registered_count() == base_names, "names freed: {} left", sched::registered_count());
 
     // process_info and set_priority.
-    let p = sched::spawn_with(elsewhere(6), move || {
+    let p = sched::spawn_with(spread(6), move || {
         sched::trap_exits(true);
         sched::link(me).unwrap();
         sched::bump_reductions(1_000);
@@ -188,7 +183,7 @@ fn main() -> ExitCode {
     })
     .unwrap();
     let watch_p = sched::monitor(p).unwrap();
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Word(1)) => {}
         other => ensure!(false, "info process ready: {other:?}"),
     }
@@ -209,7 +204,7 @@ fn main() -> ExitCode {
     ensure!(sched::process_info(me).is_some_and(|i| i.monitors.contains(&p) && i.links == [p]), "our side");
     sched::unlink(p);
     sched::send(p, Message::Word(3)).unwrap();
-    match recv() {
+    match receive_must_arrive() {
         Some(Message::Down { reference, reason: ExitReason::Normal, .. }) if reference == watch_p => {}
         other => ensure!(false, "info process ended: {other:?}"),
     }

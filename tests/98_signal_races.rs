@@ -20,13 +20,9 @@ use alloc::format;
 use beamcore::sched::{self, ExitReason, Message, Pid, SendError, SpawnOptions};
 use beamcore::{ExitCode, println, smp};
 use beamcore_apps::ensure;
+use beamcore_apps::testing::receive_must_arrive;
 
 const ROUNDS: u64 = 1_000;
-const WAIT_US: u64 = 20_000_000;
-
-fn recv() -> Option<Message> {
-    sched::receive_timeout(WAIT_US)
-}
 
 fn other_core(n: u64) -> SpawnOptions {
     let cores = smp::cores_online();
@@ -39,7 +35,7 @@ fn leftovers(sentinel: u64) -> usize {
     sched::send(me, Message::Word(sentinel)).unwrap();
     let mut count = 0;
     loop {
-        match recv() {
+        match receive_must_arrive() {
             Some(Message::Word(w)) if w == sentinel => return count,
             Some(_) => count += 1,
             None => return usize::MAX,
@@ -57,7 +53,7 @@ fn main() -> ExitCode {
     for round in 0..ROUNDS {
         let t = sched::spawn_with(other_core(round), move || sched::exit(ExitReason::Exit(round))).unwrap();
         sched::link(t).unwrap();
-        match recv() {
+        match receive_must_arrive() {
             Some(Message::Exit { from, reason }) if from == t && reason == ExitReason::Exit(round) => real += 1,
             Some(Message::Exit { from, reason: ExitReason::NoProc }) if from == t => noproc += 1,
             other => ensure!(false, "link race round {round}: {other:?}"),
@@ -70,7 +66,7 @@ fn main() -> ExitCode {
     for round in 0..ROUNDS {
         let t = sched::spawn_with(other_core(round), move || sched::exit(ExitReason::Exit(round))).unwrap();
         let reference = sched::monitor(t).unwrap();
-        match recv() {
+        match receive_must_arrive() {
             Some(Message::Down { pid, reason, reference: r }) if pid == t && r == reference => {
                 if reason == ExitReason::NoProc {
                     down_noproc += 1
@@ -101,7 +97,7 @@ fn main() -> ExitCode {
         let sent = sched::send(b, Message::Boxed(Box::new(a)));
         ensure!(matches!(sent, Ok(()) | Err(SendError::NoProc(_))), "send to b: {sent:?}");
         for _ in 0..2 {
-            match recv() {
+            match receive_must_arrive() {
                 Some(Message::Down { reference, reason, .. }) if reference == ra || reference == rb => ensure!(
                     matches!(reason, ExitReason::Exit(r) if r == round) || reason == ExitReason::NoProc,
                     "mutual link round {round}: {reason}"
@@ -116,7 +112,7 @@ fn main() -> ExitCode {
     let mut reused = 0;
     for round in 0..ROUNDS {
         let (old, r) = sched::spawn_monitor(other_core(round), || {}).unwrap();
-        ensure!(matches!(recv(), Some(Message::Down { reference, .. }) if reference == r), "old ended");
+        ensure!(matches!(receive_must_arrive(), Some(Message::Down { reference, .. }) if reference == r), "old ended");
         let newer = sched::spawn_with(other_core(round), move || {
             if let Message::Word(w) = sched::receive() {
                 sched::send(me, Message::Word(w + 1)).unwrap();
@@ -126,9 +122,15 @@ fn main() -> ExitCode {
         reused += u64::from(newer.index() == old.index());
         ensure!(sched::send_exit(old, ExitReason::Shutdown) == Err(SendError::NoProc(old)), "stale send_exit");
         ensure!(sched::link(old).is_ok(), "link to a stale pid");
-        ensure!(matches!(recv(), Some(Message::Exit { from, reason: ExitReason::NoProc }) if from == old), "noproc");
+        ensure!(
+            matches!(receive_must_arrive(), Some(Message::Exit { from, reason: ExitReason::NoProc }) if from == old),
+            "noproc"
+        );
         sched::send(newer, Message::Word(round)).unwrap();
-        ensure!(matches!(recv(), Some(Message::Word(w)) if w == round + 1), "the newer process answered");
+        ensure!(
+            matches!(receive_must_arrive(), Some(Message::Word(w)) if w == round + 1),
+            "the newer process answered"
+        );
     }
     ensure!(reused > ROUNDS / 2, "slots were reused in only {reused} of {ROUNDS} rounds");
 
@@ -142,7 +144,10 @@ fn main() -> ExitCode {
             Err(sched::RegisterError::NoProc(_)) => refused += 1,
             Err(error) => ensure!(false, "register {name}: {error}"),
         }
-        ensure!(matches!(recv(), Some(Message::Down { reference, .. }) if reference == r), "owner ended");
+        ensure!(
+            matches!(receive_must_arrive(), Some(Message::Down { reference, .. }) if reference == r),
+            "owner ended"
+        );
         ensure!(sched::whereis(&name).is_none(), "{name} outlived its process");
     }
     ensure!(sched::registered_count() == 0, "{} names left", sched::registered_count());
