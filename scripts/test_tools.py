@@ -917,6 +917,20 @@ class CalibrationGate(unittest.TestCase):
         self.assertEqual(calibrate.regression_problems({"fib.default.4cores": self.summary(0.15, se=0.03)},
                                                        reference), [])
 
+    def test_the_reference_spread_guards_a_lopsided_sample(self):
+        # A bimodal case: 10 seeds that split 9 to 1 read a small spread (se 0.25); the
+        # reference's 40-seed spread (sd 1.2) is the truer one, and a move of 1.4 (a different
+        # split of the same two modes) passes: 4 x hypot(1.2 / sqrt(10), 0.19) = 1.69.
+        reference = {"fib.default.4cores": self.summary(0.05)}
+        reference["fib.default.4cores"]["steals"] = {"mean": 1.1, "se": 0.19, "sd": 1.2, "n": 40}
+        now = self.summary(0.05, steals=2.5)
+        now["steals"]["se"] = 0.25
+        self.assertEqual(calibrate.regression_problems({"fib.default.4cores": now}, reference), [])
+        # The same spread still catches a move of four times its standard error and more.
+        far = self.summary(0.05, steals=3.0)
+        self.assertEqual([n for _, n, _ in calibrate.regression_problems({"fib.default.4cores": far}, reference)],
+                         ["steals"])
+
     def test_a_case_without_reference_fails(self):
         missing = calibrate.regression_problems({"uts.peers.8cores": self.summary(0.0)}, {})
         self.assertEqual(len(missing), 1)
