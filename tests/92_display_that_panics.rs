@@ -67,15 +67,15 @@ fn main() -> ExitCode {
 
     let mut chorus = [None; 8];
     for (i, slot) in chorus.iter_mut().enumerate() {
-        let pid = sched::spawn(move || {
+        // Monitored from birth: a member may end before a separate `monitor` would be set.
+        let pid = sched::spawn_monitor(sched::SpawnOptions::default(), move || {
             for line in 0..8 {
                 println!("chorus {i} line {line}: {}", Repeat('z', 40));
                 sched::yield_now();
             }
         });
         ensure!(pid.is_ok(), "spawn chorus {i}");
-        let pid = pid.unwrap();
-        ensure!(sched::monitor(pid).is_ok(), "monitor chorus {i}");
+        let (pid, _) = pid.unwrap();
         *slot = Some(pid);
     }
     // Their `Down`s come in any order: each must be one of theirs, once, and normal.
