@@ -544,8 +544,14 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
     /// The consumer contract, and the queue is closed or new (no signal is queued, no producer
     /// can have pushed since the close: pushes onto CLOSED are refused).
     pub unsafe fn reopen(&self) {
-        let found = A::compare_exchange(&self.head, CLOSED, EMPTY);
-        debug_assert!(matches!(found, Ok(()) | Err(EMPTY)), "reopen of a queue that is not closed");
+        debug_assert!(
+            matches!(self.head.load(Ordering::Relaxed), CLOSED | EMPTY),
+            "reopen of a queue that is not closed"
+        );
+        // A plain store: a push onto CLOSED writes nothing, so nobody else writes the word until
+        // it says EMPTY. ORDERING: Relaxed: whoever pushes next learns of the queue (its
+        // process's pid) through the kernel's own publication, which orders this store first.
+        self.head.store(EMPTY, Ordering::Relaxed);
         // SAFETY: the consumer contract is ours to pass on.
         debug_assert!(unsafe { self.inner() }.list.first.is_null(), "reopen of a queue with signals");
     }
