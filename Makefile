@@ -46,7 +46,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: sim-policy structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-handoff
+.PHONY: sim-policy structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-handoff
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -59,6 +59,7 @@ help:
 	@echo "make test-qemu   the in-QEMU suite on every configuration"
 	@echo "make test-deque-barrier  the deque stress test must catch a deque built without its pop barrier"
 	@echo "make test-deque-stxr-failure  the deque stress test with injected store-exclusive failures"
+	@echo "make test-signal-queue-stxr-failure  the message tests with the signal queue's store-exclusives failed on purpose"
 	@echo "make test-calibration  the simulator against the kernel in QEMU (-icount, 4 and 8 cores): the regression gate"
 	@echo "                 against bench/calibration-reference.json, and its self-test on four simulator bugs"
 	@echo "make profile     where the instructions of make bench BENCH=sched go, per function: bench/sched-profile.md"
@@ -120,7 +121,7 @@ debug: kernel
 	@echo "==> debug: QEMU ($(BOARD)) and gdb-multiarch on $(RUN_ELF)"
 	python3 scripts/debug.py $(RUN_ELF) $(RUN_KERNEL)
 
-test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-shared-wake test-calibration test-handoff
+test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake test-calibration test-handoff
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests, and the repository checks"
@@ -207,6 +208,12 @@ test-shared-wake: $(SETUP_STAMP)
 test-deque-stxr-failure: $(SETUP_STAMP)
 	@echo "==> test-deque-stxr-failure: the stress test with injected store-exclusive failures"
 	scripts/deque-stxr-failure-check.sh
+
+# The message tests (tests/23, 98) on a kernel whose signal queues fail every operation's first
+# store-exclusive on purpose (`--cfg signal_queue_inject_stxr_failure`): every retry path runs.
+test-signal-queue-stxr-failure: $(SETUP_STAMP)
+	@echo "==> test-signal-queue-stxr-failure: the message tests with injected store-exclusive failures"
+	scripts/signal-queue-stxr-failure-check.sh
 
 # The host simulator (sim/, docs/simulator.md): a crate of its own, built for the host only
 # (the kernel's default target is aarch64-unknown-none), in target/sim.

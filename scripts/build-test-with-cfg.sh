@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds one in-QEMU test kernel with extra rustc flags (the `--cfg` switches the checks that
 # show a test can fail use: deque_omit_pop_barrier, deque_inject_stxr_failure,
-# sched_widen_block_window, sched_omit_register_wait) in a target directory of its own, so the
-# ordinary build is not rebuilt, and prints the path of the kernel it built.
+# signal_queue_inject_stxr_failure, sched_widen_block_window, sched_omit_register_wait) in a
+# target directory of its own, so the ordinary build is not rebuilt, and prints the path of the
+# kernel it built.
 # Usage: build-test-with-cfg.sh TARGET_DIR_NAME TEST_NAME "RUSTFLAGS"
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -138,7 +138,7 @@ PURPOSES = (
     ("IRQ mask, per-core lookup", ("cpu::irq_save", "cpu::irq_restore", "OnCore::enter", "this_scheduler",
                                    "switch_away")),
     ("locks", ("irq_lock::", "spin::")),
-    ("messages: mailbox, send, receive", ("mailbox::", "api::receive", "wait_for_message", "api::send")),
+    ("messages: mailbox, send, receive", ("mailbox::", "receive::", "wait_for_message", "api::send", "signal_queue::")),
     ("run queues: levels, run-next, private, wake", ("runqueue::", "wake::", "OnCore::enqueue")),
     ("spawn: slot, stack, entry", ("table::", "stacks::", "Entry::put", "spawn_with", "on_kernel_stack")),
     ("exit: ending the process", ("ending::", "api::exit", "exit_out")),

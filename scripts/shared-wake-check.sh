@@ -2,7 +2,8 @@
 # Shows that the shared-queue test (tests/90_shared_queue.rs, `queues=shared`) catches a process
 # resumed before its registers were saved, and that the kernel does not do it. With
 # `queues=shared` a waker on another core queues a process that blocked in `receive` as soon as
-# it reads `Waiting`, which the process's own core writes just before it saves the registers;
+# it claims the wake-up from the process's signal queue (a push or a claim that reads WAITING),
+# which the process's own core writes just before it saves the registers;
 # the core that takes it from the shared queue must wait for them (`Process::registers_live`).
 # The window is a few dozen instructions, so both builds here widen it to 50 us
 # (`--cfg sched_widen_block_window`):

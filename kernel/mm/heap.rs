@@ -10,7 +10,7 @@
 //!
 //! **The kernel's reserve.** The kernel's own structures (run queues, inboxes, timeouts) grow
 //! with the number of processes and cannot fail gracefully. So what programs ask for through
-//! the fallible calls ([`try_box`], [`try_allocate`], a mailbox growing in `send`), and each
+//! the fallible calls ([`try_box`], [`try_allocate`], a message's node in `send`), and each
 //! spawn, is refused while the heap could supply less than [`kernel_reserve`] afterwards:
 //! 256 KiB plus 64 bytes per live process, room for every process to sit in a queue that has
 //! to double.
@@ -106,6 +106,13 @@ impl TurnCount {
     #[inline(always)]
     pub fn counted(&self) -> i64 {
         self.0.load(Ordering::Relaxed)
+    }
+
+    /// Counts `delta` bytes handed out (or taken back) without the heap: a block a cache in
+    /// front of it reuses (`sched::node_cache`). Only the owning core, with IRQs masked.
+    #[inline(always)]
+    pub fn add(&self, delta: i64) {
+        self.0.store(self.0.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
     }
 }
 
@@ -278,12 +285,30 @@ pub fn try_allocate(layout: Layout) -> Result<NonNull<u8>, OutOfMemory> {
 }
 
 /// Moves `value` to the heap, or gives an error instead of the allocation-failure panic.
+#[inline]
 pub fn try_box<T>(value: T) -> Result<Box<T>, OutOfMemory> {
     let layout = Layout::new::<T>();
     if layout.size() == 0 {
         return Ok(Box::new(value));
     }
     let memory = try_allocate(layout)?.cast::<T>();
+    // SAFETY: `memory` is a fresh allocation of `T`'s layout from the global allocator's heap,
+    // so writing `value` there and handing it to `Box` (which frees it with the same layout
+    // through the same allocator) is sound.
+    unsafe {
+        memory.as_ptr().write(value);
+        Ok(Box::from_raw(memory.as_ptr()))
+    }
+}
+
+/// [`try_box`] for the kernel's own needs (a signal it sends): it may use the reserve, and
+/// fails only when the heap itself has no room.
+pub fn try_box_from_reserve<T>(value: T) -> Result<Box<T>, OutOfMemory> {
+    let layout = Layout::new::<T>();
+    if layout.size() == 0 {
+        return Ok(Box::new(value));
+    }
+    let memory = HEAP.0.lock().allocate(layout).ok_or(OutOfMemory { requested_bytes: layout.size() })?.cast::<T>();
     // SAFETY: `memory` is a fresh allocation of `T`'s layout from the global allocator's heap,
     // so writing `value` there and handing it to `Box` (which frees it with the same layout
     // through the same allocator) is sound.

@@ -7,7 +7,6 @@ use alloc::boxed::Box;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::active;
-use super::attention;
 use super::balance::place;
 use super::dispatch::{current_slot, exit_out, switch_out};
 use super::mailbox;
@@ -25,7 +24,7 @@ use super::wake::{admit, make_runnable};
 use crate::arch::context;
 use crate::arch::cpu;
 use crate::mm::heap;
-use crate::{smp, time};
+use crate::smp;
 
 /// Spawns a normal-priority process running `function` on the calling core.
 pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnError> {
@@ -101,14 +100,16 @@ pub(super) fn spawn_related<F: FnOnce() + Send + 'static>(
     local.low_passes = 0;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
     let mut on_core = OnCore::enter();
+    // SAFETY: the slot was free: its queue was closed (and emptied) by `finish`, or never
+    // used; nobody else is its consumer.
+    unsafe { process.signals.reopen() };
     let pid = {
         let mut shared = process.shared.lock_irqs_masked();
         shared.state = State::Runnable;
-        shared.timed_out = false;
-        // Empty already: `finish` takes both out of the slot when its process ends, and nobody
-        // adds to a `Free` process's (send and monitor check the state under this lock), so no
-        // clearing here (it cost two out-of-line calls per spawn).
-        debug_assert!(shared.mailbox.is_empty() && shared.relations.is_none(), "a free slot holds messages");
+        // Empty already: `finish` takes the relations out of the slot when its process ends (and
+        // closes its queue), and nobody adds to a `Free` process's (send and monitor check the
+        // state under this lock), so no clearing here.
+        debug_assert!(shared.pushed == 0 && shared.relations.is_none(), "a free slot holds signals");
         shared.relations = child_relations;
         Pid { index: slot, generation: shared.generation }
     };
@@ -227,80 +228,14 @@ pub fn bump_reductions(reductions: u32) {
     }
 }
 
-/// Delivers `message` to `pid`'s mailbox and wakes it if it waits. Never blocks. The wake is
-/// one step: see `mailbox::send`.
+/// Delivers `message` to `pid`'s signal queue and wakes it if it waits. Never blocks. The wake
+/// is one step: see `mailbox::send`. Inlined, so that the message is built straight into the
+/// node the queue links (no copy of it on the way).
+#[inline]
 pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
-    mailbox::send(&mut OnCore::enter(), pid, message)
-}
-
-/// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
-/// runs others or sleeps meanwhile.
-pub fn receive() -> Message {
-    loop {
-        if let Some(message) = wait_for_message(None) {
-            return message;
-        }
-    }
-}
-
-/// Like [`receive`], but gives up after `timeout_us` microseconds and returns `None`.
-pub fn receive_timeout(timeout_us: u64) -> Option<Message> {
-    let deadline = time::now_count().saturating_add(time::us_to_counts(timeout_us));
-    loop {
-        match wait_for_message(Some(deadline)) {
-            Some(message) => return Some(message),
-            None if time::now_count() >= deadline => return None,
-            None => {}
-        }
-    }
-}
-
-/// Takes a message, or blocks once (until a message or the deadline) and returns `None`.
-/// Called by the running process.
-fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     let mut core = OnCore::enter();
-    let slot = core.local().current.expect("receive is called from a process");
-    let process = process::slot(slot);
-    {
-        let mut shared = process.shared.lock_irqs_masked();
-        // A kill that came while this process was running found it `Runnable`, so it only set
-        // the flag, which the scheduler checks when it next gives the process a turn. Blocking
-        // now would postpone that turn for ever (nothing wakes a killed process), so the flag is
-        // checked here, under the lock `kill` sets it under: either `kill` saw `Waiting` and wakes
-        // us, or we see its flag.
-        if process.exit_requested.load(Ordering::Relaxed) {
-            let reason = shared.exit_reason();
-            drop(shared);
-            exit_out(core, reason);
-        }
-        if let Some(message) = shared.mailbox.pop_front() {
-            return Some(message);
-        }
-        if deadline.is_some_and(|d| time::now_count() >= d) {
-            return None;
-        }
-        shared.state = State::Waiting;
-        // Until this core has saved our registers, a waker's core must not resume us (set under
-        // the lock that publishes `Waiting`; see `Process::registers_live`).
-        process.mark_registers_live();
-        shared.timed_out = false;
-        shared.wait_sequence = shared.wait_sequence.wrapping_add(1);
-        if let Some(deadline) = deadline {
-            core.local().timeouts.add(slot, deadline, shared.wait_sequence);
-            attention::set_own(&core, attention::TIMEOUTS, true);
-        }
-    }
-    // A check build (`make test-shared-wake`) holds the process here, `Waiting` but its
-    // registers not yet saved, so that a waker on another core queues it inside that window.
-    #[cfg(sched_widen_block_window)]
-    {
-        let until = time::now_count().saturating_add(time::us_to_counts(50));
-        while time::now_count() < until {
-            core::hint::spin_loop();
-        }
-    }
-    switch_out(core, Pending::Block);
-    process.shared.lock().mailbox.pop_front()
+    let node = mailbox::new_node(&mut core, message).ok_or(SendError::OutOfMemory(pid))?;
+    mailbox::send(&mut core, pid, node)
 }
 
 /// Ends the calling process with `reason`; its monitors are told.

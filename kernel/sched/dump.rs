@@ -45,12 +45,12 @@ pub fn debug_dump() {
         }
         if shown < 24 {
             crate::println!(
-                "watchdog: process <{index}.{}> {:?} on core {} mailbox {}",
+                "watchdog: process <{index}.{}> {} on core {} signals {}",
                 shared.generation,
-                shared.state,
+                if process.signals.is_waiting() { "Waiting" } else { "Runnable" },
                 // ORDERING: Relaxed: a diagnostic.
                 process.core.load(Ordering::Relaxed),
-                shared.mailbox.len()
+                process.queue_len(&shared)
             );
         }
         shown += 1;

@@ -16,23 +16,30 @@ use crate::mm::stacks;
 /// tells its monitors, frees its stack and slot.
 pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     let process = process::slot(slot);
-    let (pid, relations, mailbox) = {
+    let (pid, relations, queued) = {
         // IRQs are masked already (the caller's `OnCore`).
         let mut shared = process.shared.lock_irqs_masked();
         let pid = Pid { index: slot, generation: shared.generation };
         shared.state = State::Free;
         shared.generation = shared.generation.wrapping_add(1);
-        shared.timed_out = false;
         // Cleared under the lock that ends this generation: a `kill` of the old pid either
         // came before (and is cleared here) or sees the new generation and refuses.
         // ORDERING: Relaxed: written and read under the slot lock (see `kill`).
         process.exit_requested.store(false, Ordering::Relaxed);
         shared.trap_exits = false;
+        // Closed in the step that ends the generation: every push is made under this lock
+        // after the generation check (`mailbox::send`), so each one either came before (and
+        // its signal is dropped here) or finds the slot `Free`. A spawn into the slot reopens
+        // the queue before its pid exists.
+        // SAFETY: the process runs nowhere any more: this core is the queue's consumer.
+        let queued = unsafe { process.signals.close() };
+        shared.pushed = 0;
+        process.taken.store(0, Ordering::Relaxed);
         // Taken out in the step that ends the generation: from here on nobody can link to it
         // or monitor it (they find it `Free`), and everyone who did is in these lists.
-        (pid, shared.relations.take(), core::mem::take(&mut shared.mailbox))
+        (pid, shared.relations.take(), queued)
     };
-    drop(mailbox);
+    drop(queued);
     // SAFETY: the process has ended and is in no queue; this core owns what is left of it.
     let local = unsafe { process.local() };
     local.entry.clear();

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering;
 use super::api::self_pid;
 use super::percore::OnCore;
 use super::priority::Priority;
-use super::process::{self, Pid, State};
+use super::process::{self, Pid};
 use super::runqueue::movable;
 use super::signals;
 use crate::mm::layout::PAGE_BYTES;
@@ -23,12 +23,14 @@ pub enum Status {
 }
 
 /// A snapshot of a live process (each figure read under its lock, or from a counter only it
-/// writes): what Erlang's `process_info/1` tells about the scheduler's side of it.
+/// writes, or from its signal queue's word): what Erlang's `process_info/1` tells about the scheduler's side of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProcessInfo {
     pub pid: Pid,
     pub status: Status,
     /// Signals waiting in its queue: messages, and `Down`s and `Exit`s it has not yet received.
+    /// Exact for the caller's own, and for another process whenever no signal to it is in
+    /// flight (a push is counted under its lock, a take by the process alone).
     pub message_queue_len: usize,
     /// Reductions charged to it so far (`bump_reductions`).
     pub reductions: u64,
@@ -56,8 +58,8 @@ pub fn process_info(pid: Pid) -> Option<ProcessInfo> {
         |list: Option<&Vec<(super::process::Ref, Pid)>>| list.map_or(Vec::new(), |l| l.iter().map(|e| e.1).collect());
     Some(ProcessInfo {
         pid,
-        status: if shared.state == State::Waiting { Status::Waiting } else { Status::Runnable },
-        message_queue_len: shared.mailbox.len(),
+        status: if process.signals.is_waiting() { Status::Waiting } else { Status::Runnable },
+        message_queue_len: process.queue_len(&shared),
         // ORDERING: Relaxed, for all four: figures for a report, each written by one writer.
         reductions: process.reductions.load(Ordering::Relaxed),
         stack_bytes_mapped: usize::from(process.stack_mapped_pages.load(Ordering::Relaxed)) * PAGE_BYTES,

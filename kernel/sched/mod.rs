@@ -23,10 +23,12 @@ mod info;
 mod links;
 mod mailbox;
 mod monitors;
+mod node_cache;
 mod offline;
 mod percore;
 mod process;
 mod process_types;
+mod receive;
 mod registry;
 mod runqueue;
 mod scheduler;
@@ -45,7 +47,7 @@ mod watchdog;
 pub use active::{active_cores, core_is_active, offline_moves};
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, placement, process_count,
-    receive, receive_timeout, self_pid, self_placement, send, spawn, spawn_with, yield_now,
+    self_pid, self_placement, send, spawn, spawn_with, yield_now,
 };
 pub(crate) use attention::job_queued;
 pub(crate) use dispatch::current_stack;
@@ -62,6 +64,7 @@ pub use process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, Ref, SendError,
     SpawnError, SpawnOptions, limit as process_limit,
 };
+pub use receive::{receive, receive_timeout};
 pub use registry::{MAX_NAME_BYTES, RegisterError, register, registered_count, send_named, unregister, whereis};
 pub use runqueue::RUN_NEXT_CAP;
 pub(crate) use scheduler::init_core_scheduler;

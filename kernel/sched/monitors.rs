@@ -57,9 +57,15 @@ pub fn monitor(pid: Pid) -> Result<Ref, OutOfMemory> {
         return Ok(reference);
     }
     // Ended already: the `Down` comes at once, and no monitor is kept.
-    let (_, mut shared) = signals::lock_live(me).expect("the calling process is alive");
+    let (process, mut shared) = signals::lock_live(me).expect("the calling process is alive");
     let mut wake = false;
-    if !push_signal(&mut shared, Message::Down { pid, reason: ExitReason::NoProc, reference }, &mut wake) {
+    if !push_signal(
+        &mut core,
+        process,
+        &mut shared,
+        Message::Down { pid, reason: ExitReason::NoProc, reference },
+        &mut wake,
+    ) {
         return Err(OutOfMemory { requested_bytes: core::mem::size_of::<Message>() });
     }
     drop(shared);
@@ -76,15 +82,21 @@ pub fn demonitor(reference: Ref, flush: bool) -> bool {
     let me = self_pid().expect("demonitor is called from a process");
     let _core = OnCore::enter();
     let target = {
-        let (_, mut shared) = signals::lock_live(me).expect("the calling process is alive");
+        let (process, mut shared) = signals::lock_live(me).expect("the calling process is alive");
         let held = shared.relations.as_mut().and_then(|r| {
             let index = r.watching.iter().position(|&(m, _)| m == reference)?;
             Some(r.watching.swap_remove(index).1)
         });
+        // With the monitor gone from `watching` (under this lock, which `deliver_down` takes to
+        // queue a `Down`), no `Down` for it can be queued after this point: one already queued
+        // is the only one there can be.
         if flush {
-            let before = shared.mailbox.len();
-            shared.mailbox.retain(|m| !matches!(m, Message::Down { reference: r, .. } if *r == reference));
-            debug_assert!(before - shared.mailbox.len() <= 1, "one Down per monitor");
+            let is_down = |m: &Message| matches!(m, Message::Down { reference: r, .. } if *r == reference);
+            // SAFETY: the calling process takes from its own queue (the consumer contract).
+            if let Some(down) = unsafe { process.signals.remove_first(is_down) } {
+                process.count_taken();
+                drop(down);
+            }
         }
         held
     };

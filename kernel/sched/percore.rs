@@ -22,6 +22,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use super::balance::{AdaptiveState, NEVER, Rng};
 use super::idle::SEARCHING;
+use super::node_cache::NodeCache;
 use super::process::ExitReason;
 use super::runqueue::{RunQueues, SharedQueues};
 use super::stats::{self, CoreStats};
@@ -58,6 +59,8 @@ pub(super) struct CoreLocal {
     pub queues: RunQueues,
     pub slice_started: u64,
     pub timeouts: Timeouts,
+    /// Free signal nodes for this core's sends (`node_cache`).
+    pub node_cache: NodeCache,
     pub rng: Rng,
     pub adaptive: AdaptiveState,
     /// Counter reading of the last successful steal from each victim.
@@ -129,6 +132,7 @@ impl CoreScheduler {
                 queues: RunQueues::new(),
                 slice_started: 0,
                 timeouts: Timeouts::new(),
+                node_cache: NodeCache::new(),
                 rng: Rng::new(1),
                 adaptive: AdaptiveState::new(),
                 last_steal: [NEVER; MAX_CORES],

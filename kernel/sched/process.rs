@@ -10,11 +10,12 @@
 //! dangle; it can only be refused.
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use beamcore_signal_queue::{Node, SignalQueue};
 
 pub(crate) use super::entry::Entry;
 use super::priority::Priority;
@@ -43,25 +44,23 @@ const _: () = assert!(CONTROL_BLOCK_BYTES * MAX_PROCESSES <= CONTROL_BLOCKS_BYTE
 pub enum State {
     /// The slot holds no process.
     Free,
-    /// Running, or in exactly one run queue or inbox (or about to be). Other cores only
-    /// need to tell live from ended and waiting from not, so the scheduler does not track
-    /// running separately (it would cost a lock per switch).
+    /// Alive: running, in exactly one run queue or inbox (or about to be), or blocked in
+    /// `receive`. Whether it is blocked is its signal queue's word (`Process::signals`: WAITING
+    /// until someone claims the wake-up), not a state here: one word, read-modify-written by
+    /// whoever blocks or wakes it, so that exactly one party queues it again.
     Runnable,
-    /// Blocked in `receive`; a message (or its timeout) makes it runnable.
-    Waiting,
 }
 
 /// What any core may touch, under the slot's lock.
 pub(crate) struct Shared {
     pub generation: u32,
     pub state: State,
-    pub mailbox: VecDeque<Message>,
+    /// Signals pushed into `Process::signals` in this generation (under this lock, by every
+    /// producer: see `mailbox`); less the consumer's `Process::taken`, the queue's length.
+    pub pushed: u32,
     /// Links, monitors both ways, the registered name and the trap-exits flag: made on first use
     /// (most processes have none, and the control block has no room for them).
     pub relations: Option<Box<Relations>>,
-    /// Bumped each time the process blocks, so a stale timeout does not wake a later wait.
-    pub wait_sequence: u64,
-    pub timed_out: bool,
     /// Exit signals arrive as `Message::Exit` instead of ending it (`trap_exits`).
     pub trap_exits: bool,
 }
@@ -115,11 +114,26 @@ pub(crate) struct ProcessLocal {
     pub queued_at: u64,
 }
 
+/// One queued signal: a message, a `Down` or a trapped `Exit`, in the node the signal queue
+/// links (allocated by the sender, freed by the receiver).
+pub(crate) type Signal = Node<Message>;
+
 /// A process control block: 256 bytes, four cache lines of its own (aligned, so two control
 /// blocks never share a line and a slot's address is its index shifted).
 #[repr(align(64))]
 pub(crate) struct Process {
     pub shared: IrqSpinLock<Shared>,
+    /// Its signal queue (mailbox): pushed by any core under the slot lock after the
+    /// generation check, taken from without a lock by the process itself (the consumer), and
+    /// the wait hand-shake in its head word (`mailbox.rs`, docs/scheduler.md).
+    pub signals: SignalQueue<Message>,
+    /// Signals the process has taken out of `signals` in this generation (written only by the
+    /// consumer; `Shared::pushed` less this is the queue's length).
+    pub taken: AtomicU32,
+    /// Bumped (by the process itself, wrapping) each time it blocks, so that a stale timeout
+    /// does not wake a later wait (16 bits for the control block's budget: a timeout 65,536
+    /// waits stale can only wake a wait early, which `receive` takes as no message).
+    pub wait_sequence: AtomicU16,
     pub priority: AtomicU8,
     /// The cores it may run on (`bound_to` is a one-core set). Read by thieves and push
     /// rebalancing through `offline::may_run_here`.
@@ -140,13 +154,14 @@ pub(crate) struct Process {
     /// Pages of its stack mapped (written by its core when the stack is made or grows; read by
     /// `process_info`; a stack is at most 8 MiB, 2,048 pages).
     pub stack_mapped_pages: AtomicU16,
-    /// It is blocking in `receive` and its core has not yet saved its registers: set under the
-    /// slot lock together with `Waiting`, cleared (Release) by that core once the registers are
-    /// saved. With `queues=shared` a waker on another core queues the process as soon as it
-    /// reads `Waiting`; the core that takes it from the shared queue waits for this flag
-    /// (Acquire) before it touches the saved context or the stack. Only a block needs it: a
-    /// yield, a preemption or an exit is queued (or ended) by the process's own core after the
-    /// save, and with per-core queues a woken process goes through its own core too.
+    /// It is blocking in `receive` and its core has not yet saved its registers: set before
+    /// its signal queue's word says WAITING (a release fence between), cleared (Release) by
+    /// that core once the registers are saved. With `queues=shared` a waker on another core
+    /// queues the process as soon as it claims the wake-up (an acquire fence after the claim);
+    /// the core that takes it from the shared queue waits for this flag (Acquire) before it
+    /// touches the saved context or the stack. Only a block needs it: a yield, a preemption or
+    /// an exit is queued (or ended) by the process's own core after the save, and with per-core
+    /// queues a woken process goes through its own core too.
     pub registers_live: AtomicBool,
     /// The generation, readable without the lock (for traces; the lock's copy is the truth).
     pub generation_hint: AtomicU32,
@@ -168,11 +183,68 @@ impl Process {
     }
 
     /// It is about to block: its registers stay live on this core until `registers_saved`.
+    /// The caller publishes it with the wait (see `receive::wait_for_message`).
     #[inline(always)]
     pub(super) fn mark_registers_live(&self) {
-        // ORDERING: Relaxed: written under the slot lock, whose release (with `Waiting`) is what
-        // a waker acquires before it queues the process where another core can take it.
+        // ORDERING: Relaxed: the release fence before `prepare_wait` (`wait_for_message`)
+        // orders it before the WAITING a waker's claim reads; the waker's acquire fence after
+        // the claim orders it before the waker queues the process where another core can take
+        // it (fence to fence through the head word).
         self.registers_live.store(true, Ordering::Relaxed);
+    }
+
+    /// The wait did not happen after all (something was queued, or an exit is pending): its
+    /// registers were never handed over.
+    #[inline(always)]
+    pub(super) fn registers_not_live(&self) {
+        // ORDERING: Relaxed: its own flag, and nobody resumes it meanwhile (no wake-up was
+        // claimed, or it blocks anyway and `registers_saved` follows).
+        self.registers_live.store(false, Ordering::Relaxed);
+    }
+
+    /// Claims the wake-up of the process blocked in `receive` for a waker that is not a sender
+    /// (a kill, an exit signal, a timeout): true if it waited and the caller, and nobody else,
+    /// must queue it (IRQs masked until it has, as for a send).
+    pub(super) fn claim_wake(&self) -> bool {
+        let claimed = self.signals.claim_wake();
+        if claimed {
+            // ORDERING: Acquire fence, paired with the release fence the process made before
+            // its `prepare_wait`, as for a push that claims (`mailbox::push_locked`).
+            core::sync::atomic::fence(Ordering::Acquire);
+        }
+        claimed
+    }
+
+    /// Takes the oldest signal from its queue.
+    ///
+    /// # Safety
+    ///
+    /// The signal queue's consumer contract: the caller is the process itself (or the core
+    /// that holds it while it runs nowhere).
+    #[inline(always)]
+    pub(super) unsafe fn take_signal(&self) -> Option<Box<Signal>> {
+        // SAFETY: forwarded contract.
+        let node = unsafe { self.signals.pop() }?;
+        self.count_taken();
+        Some(node)
+    }
+
+    /// One more signal taken out of its queue (by its consumer only).
+    #[inline(always)]
+    pub(super) fn count_taken(&self) {
+        // ORDERING: Relaxed: one writer (the consumer, handed on by the scheduler's hand-over);
+        // a reader on another core gets a figure for a report.
+        self.taken.store(self.taken.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+    }
+
+    /// How many signals wait in its queue, read under its lock (`shared`): exact for the
+    /// process itself, and for another one whenever no signal is being pushed or taken;
+    /// otherwise a figure from a moment ago (the consumer's count may lag behind, never ahead:
+    /// a push is counted before it is made).
+    pub(super) fn queue_len(&self, shared: &Shared) -> usize {
+        // ORDERING: Relaxed: see `count_taken`.
+        let taken = self.taken.load(Ordering::Relaxed);
+        (shared.pushed.wrapping_sub(taken) as i32).max(0) as usize
     }
 
     /// It has just blocked and its registers are saved in its context: another core may now
@@ -203,12 +275,13 @@ impl Process {
             shared: IrqSpinLock::new(Shared {
                 generation: 0,
                 state: State::Free,
-                mailbox: VecDeque::new(),
+                pushed: 0,
                 relations: None,
-                wait_sequence: 0,
-                timed_out: false,
                 trap_exits: false,
             }),
+            signals: SignalQueue::new(),
+            taken: AtomicU32::new(0),
+            wait_sequence: AtomicU16::new(0),
             priority: AtomicU8::new(Priority::Normal as u8),
             allowed: CoreMaskCell::all(),
             core: AtomicUsize::new(0),

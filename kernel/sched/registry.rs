@@ -123,7 +123,9 @@ pub fn whereis(name: &str) -> Option<Pid> {
 /// Sends `message` to the process registered under `name` (`SendError::NotRegistered` if none).
 pub fn send_named(name: &str, message: Message) -> Result<(), SendError> {
     let pid = whereis(name).ok_or(SendError::NotRegistered)?;
-    mailbox::send(&mut OnCore::enter(), pid, message)
+    let mut core = OnCore::enter();
+    let node = mailbox::new_node(&mut core, message).ok_or(SendError::OutOfMemory(pid))?;
+    mailbox::send(&mut core, pid, node)
 }
 
 /// Names registered now.

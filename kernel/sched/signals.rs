@@ -14,14 +14,15 @@
 //! signal follows. A signal to a reused slot is refused by the generation check, as a message
 //! is. `crates/repo-checks/tests/link_exit_model.rs` checks the protocol with loom.
 //!
-//! Signals go into the one mailbox, behind the messages the same sender queued before them:
-//! a process's `Down` or `Exit` never overtakes a message it sent (Erlang's ordering guarantee
-//! between a pair of processes).
+//! Signals go into the one signal queue, behind the messages the same sender queued before
+//! them: a process's `Down` or `Exit` never overtakes a message it sent (Erlang's ordering
+//! guarantee between a pair of processes). Its messages were pushed before it ended, and its
+//! `Down`s and `Exit`s are pushed by `finish` after, and the queue keeps each pusher's order.
 //!
 //! **Lock order.** The registry's lock (`registry.rs`) before any slot lock; two slot locks in slot index order
 //! (`lock_pair`); the heap's lock innermost. `finish` holds one slot lock at a time.
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{Ordering, fence};
 
 use super::mailbox::push_signal;
 use super::percore::OnCore;
@@ -93,17 +94,17 @@ pub(super) fn request_exit(process: &Process, shared: &mut Shared, reason: ExitR
 
 /// Ends the locked process at its next safe point (with the reason asked first, `Killed` if
 /// none): `kill`, which needs no memory. True as `request_exit`.
-pub(super) fn request_kill(process: &Process, shared: &mut Shared) -> bool {
+pub(super) fn request_kill(process: &Process, _locked: &mut Shared) -> bool {
     // ORDERING: Relaxed is enough: the flag is written only under the slot lock, and the
     // scheduler that acts on it reads it after taking the process from a run queue or inbox,
     // whose release/acquire (or this lock, for a wake) orders it after us; it then reads the
     // reason under the lock.
     process.exit_requested.store(true, Ordering::Relaxed);
-    let wake = shared.state == State::Waiting;
-    if wake {
-        shared.state = State::Runnable;
-    }
-    wake
+    // ORDERING: SeqCst fence, against the one `wait_for_message` makes between writing WAITING
+    // and reading this flag (a store-buffering pair): either our claim below reads its WAITING,
+    // or it reads our flag and does not sleep.
+    fence(Ordering::SeqCst);
+    process.claim_wake()
 }
 
 /// How an exit signal was sent.
@@ -142,7 +143,7 @@ pub(super) fn exit_signal(core: &mut OnCore, target: Pid, from: Pid, reason: Exi
     }
     let mut wake = false;
     let outcome = if shared.trap_exits {
-        if !push_signal(&mut shared, Message::Exit { from, reason }, &mut wake) {
+        if !push_signal(core, process, &mut shared, Message::Exit { from, reason }, &mut wake) {
             // Not even the kernel's reserve has room: it cannot be told, so it ends as if it
             // did not trap (a signal is never dropped).
             wake = request_exit(process, &mut shared, reason);
@@ -178,7 +179,7 @@ fn deliver_down(core: &mut OnCore, watcher: Pid, reference: Ref, pid: Pid, reaso
     let Some((relations, index)) = held else { return };
     relations.watching.swap_remove(index);
     let mut wake = false;
-    if !push_signal(&mut shared, Message::Down { pid, reason, reference }, &mut wake) {
+    if !push_signal(core, process, &mut shared, Message::Down { pid, reason, reference }, &mut wake) {
         // Not even the kernel's reserve has room: the watcher cannot be told, and ends.
         wake = request_exit(process, &mut shared, ExitReason::OutOfMemory);
         drop(shared);

@@ -1,16 +1,19 @@
 //! `receive_timeout`'s deadlines: each core keeps the deadlines of the waits of its own
-//! processes and checks them from its scheduler loop. A wait sequence number, bumped at every
-//! wait under the slot's lock, keeps a stale timeout from waking a later wait.
+//! processes and checks them from its scheduler loop. A wait sequence number, bumped by the
+//! process at every wait, keeps a stale timeout from waking a later wait (but for a race, in
+//! which the wake-up is early, never lost or doubled: see `expire_one`).
 
 use alloc::vec::Vec;
 
-use super::process::{self, State};
+use core::sync::atomic::Ordering;
+
+use super::process;
 
 /// One deadline: the process and the wait it was set for.
 pub(super) struct Timeout {
     deadline: u64,
     slot: u32,
-    wait_sequence: u64,
+    wait_sequence: u16,
 }
 
 /// One core's pending deadlines (owner only).
@@ -27,7 +30,7 @@ impl Timeouts {
     }
 
     /// Registers a deadline for the wait numbered `wait_sequence` of the process in `slot`.
-    pub(super) fn add(&mut self, slot: u32, deadline: u64, wait_sequence: u64) {
+    pub(super) fn add(&mut self, slot: u32, deadline: u64, wait_sequence: u16) {
         // A failed reservation would mean the wait could never time out: treat as fatal.
         self.pending.push(Timeout { deadline, slot, wait_sequence });
         self.earliest = self.earliest.min(deadline);
@@ -49,10 +52,12 @@ impl Timeouts {
         while let Some(i) = self.pending.iter().position(|t| t.deadline <= now) {
             let timeout = self.pending.swap_remove(i);
             let process = process::slot(timeout.slot);
-            let mut shared = process.shared.lock();
-            if shared.state == State::Waiting && shared.wait_sequence == timeout.wait_sequence {
-                shared.state = State::Runnable;
-                shared.timed_out = true;
+            // ORDERING: Relaxed: a hint that the wait is still the one the deadline was set for
+            // (the process bumps it before each wait). Racing a new wait it may be stale, and
+            // the claim then wakes that wait early, which `receive` takes as no message; the
+            // claim itself, one read-modify-write of the queue's word, is what makes the
+            // wake-up happen once.
+            if process.wait_sequence.load(Ordering::Relaxed) == timeout.wait_sequence && process.claim_wake() {
                 return Some(timeout.slot);
             }
         }

@@ -110,7 +110,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         for index in 0..process::slots_made() {
             let process = process::slot(index);
             let Some(shared) = process.shared.try_lock_for(1000) else { continue };
-            if shared.state == State::Waiting {
+            if shared.state != State::Free && process.signals.is_waiting() {
                 let core = process.core.load(Ordering::Relaxed).min(MAX_CORES - 1);
                 waiting[core] += 1;
             }

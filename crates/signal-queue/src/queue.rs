@@ -85,11 +85,11 @@ pub enum Wait {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[must_use]
 pub enum Cancel {
-    /// No wake-up is on its way (the word said WAITING and is EMPTY again, or the consumer was
-    /// not waiting).
+    /// No wake-up is on its way (the word said WAITING and is EMPTY again).
     Cancelled,
-    /// A producer already pushed onto WAITING and got [`Pushed::Wake`]: its wake-up is on its
-    /// way (or done) and its signal is queued. The kernel must absorb that wake-up.
+    /// A producer already pushed onto WAITING and got [`Pushed::Wake`] (its signal is queued),
+    /// or a waker claimed the wait with [`SignalQueue::claim_wake`]: a wake-up is on its way
+    /// (or done). The kernel must absorb that wake-up.
     WakeClaimed,
 }
 
@@ -106,8 +106,10 @@ pub enum Cancel {
 pub struct Mark {
     /// Address of the last node before the resume point; 0: the start.
     after: usize,
-    /// The queue's removal count when the mark was taken.
-    removals: u64,
+    /// The queue's removal count when the mark was taken (wrapping: a mark kept unused across
+    /// 2^32 removals by its own consumer would be taken for a fresh one, so a consumer must not
+    /// keep one that long).
+    removals: u32,
 }
 
 impl Mark {
@@ -135,7 +137,12 @@ impl fmt::Debug for Mark {
 struct List<T> {
     first: *mut Node<T>,
     last: *mut Node<T>,
-    len: usize,
+    /// 32 bits, as `removals`, so that the queue fits a process control block's budget: a list
+    /// of 2^32 nodes of at least 16 bytes would not fit in a 64 GiB address space anyway.
+    len: u32,
+    /// Nodes unlinked so far, wrapping (the consumer's: a mark taken at another count may
+    /// name a freed node). Here rather than beside the list, where it would cost 8 bytes.
+    removals: u32,
 }
 
 fn node_at<T>(word: usize) -> *mut Node<T> {
@@ -144,7 +151,7 @@ fn node_at<T>(word: usize) -> *mut Node<T> {
 
 impl<T> List<T> {
     const fn new() -> Self {
-        List { first: ptr::null_mut(), last: ptr::null_mut(), len: 0 }
+        List { first: ptr::null_mut(), last: ptr::null_mut(), len: 0, removals: 0 }
     }
 
     /// Appends a producers' list (newest first, ending in a 0 link), oldest first.
@@ -157,7 +164,7 @@ impl<T> List<T> {
         let batch_last = node_at::<T>(newest);
         let mut reversed: *mut Node<T> = ptr::null_mut();
         let mut node = batch_last;
-        let mut count = 0;
+        let mut count: u32 = 0;
         while !node.is_null() {
             // SAFETY: `node` is in the caller's list (the first from `newest`, then each link),
             // a live node the caller owns; the acquire that handed it over ordered its push's
@@ -210,6 +217,7 @@ impl<T> List<T> {
             self.last = previous;
         }
         self.len -= 1;
+        self.removals = self.removals.wrapping_add(1);
         node.next.store(EMPTY, Ordering::Relaxed);
         node
     }
@@ -251,7 +259,7 @@ pub struct NodeList<T> {
 impl<T> NodeList<T> {
     /// How many nodes are left.
     pub fn len(&self) -> usize {
-        self.list.len
+        self.list.len as usize
     }
 
     /// Whether none are left.
@@ -273,7 +281,7 @@ impl<T> Iterator for NodeList<T> {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.list.len, Some(self.list.len))
+        (self.list.len as usize, Some(self.list.len as usize))
     }
 }
 
@@ -318,9 +326,8 @@ pub struct SignalQueue<T, A: HeadAtomics = crate::NativeAtomics> {
 }
 
 struct Inner<T> {
+    /// The FIFO, and the count of nodes removed from it (`List::removals`).
     list: List<T>,
-    /// Nodes removed so far: a mark taken at another count may name a freed node.
-    removals: u64,
 }
 
 // SAFETY: the queue owns its nodes as `Box<Node<T>>`s would; sending it sends the `T`s.
@@ -343,7 +350,7 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
     pub const fn new() -> Self {
         SignalQueue {
             head: AtomicUsize::new(EMPTY),
-            inner: UnsafeCell::new(Inner { list: List::new(), removals: 0 }),
+            inner: UnsafeCell::new(Inner { list: List::new() }),
             _atomics: PhantomData,
         }
     }
@@ -354,7 +361,7 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
     pub fn new() -> Self {
         SignalQueue {
             head: AtomicUsize::new(EMPTY),
-            inner: UnsafeCell::new(Inner { list: List::new(), removals: 0 }),
+            inner: UnsafeCell::new(Inner { list: List::new() }),
             _atomics: PhantomData,
         }
     }
@@ -436,7 +443,6 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
                 return None;
             }
         }
-        inner.removals += 1;
         // SAFETY: the consumer owns the list's nodes, and it is not empty.
         Some(unsafe { inner.list.unlink_after(ptr::null_mut()) })
     }
@@ -451,7 +457,7 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
         let inner = unsafe { self.inner() };
         // SAFETY: as above.
         unsafe { self.drain_outer(inner) };
-        inner.list.len
+        inner.list.len as usize
     }
 
     /// Whether no signal is queued.
@@ -488,19 +494,66 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
     }
 
     /// Gives up a wait (a timeout, or any reason to run without a signal): WAITING back to
-    /// EMPTY. If a producer got there first, its wake-up is already claimed and cannot be
-    /// taken back: [`Cancel::WakeClaimed`] tells the kernel to expect it, and its signal is
-    /// queued (a `pop` finds it).
+    /// EMPTY. If a producer or a [`claim_wake`](Self::claim_wake) got there first, the wake-up
+    /// is already claimed and cannot be taken back: [`Cancel::WakeClaimed`] tells the kernel to
+    /// expect it (a producer's signal is queued: a `pop` finds it).
     ///
     /// # Safety
     ///
-    /// The consumer contract.
+    /// The consumer contract, and the consumer's last call on the word was a
+    /// [`prepare_wait`](Self::prepare_wait) that returned [`Wait::Blocked`]: only then does
+    /// EMPTY mean that a claim took the wait (rather than that there was none).
     pub unsafe fn cancel_wait(&self) -> Cancel {
         match A::compare_exchange(&self.head, WAITING, EMPTY) {
-            Err(found) if is_node(found) => Cancel::WakeClaimed,
-            // Done, or the consumer was not waiting (EMPTY, CLOSED): nobody claimed a wake.
-            _ => Cancel::Cancelled,
+            Ok(()) => Cancel::Cancelled,
+            // CLOSED: nothing will ever wake it (only the consumer closes, so not while it
+            // waits; kept for robustness).
+            Err(CLOSED) => Cancel::Cancelled,
+            // A node: a push claimed it. EMPTY: a `claim_wake` did (after `prepare_wait` only a
+            // claim writes EMPTY; the consumer's own `take` is not running).
+            Err(_) => Cancel::WakeClaimed,
         }
+    }
+
+    /// Claims a wake-up for someone who is not a producer (a timeout, a kill, an exit signal):
+    /// WAITING back to EMPTY, as [`cancel_wait`](Self::cancel_wait) does, but callable by
+    /// anyone, since it touches only the head word. True: the word said WAITING and this call,
+    /// and no push or other claim, took the consumer's wake-up; the caller must wake it (a
+    /// `cancel_wait` after it says [`Cancel::WakeClaimed`]). False: the consumer was not
+    /// blocked, or a push (or another claim, or the consumer's own `cancel_wait`) got there
+    /// first. Every wake-up is claimed by exactly one read-modify-write
+    /// of the word: a push that reads WAITING, this, or `cancel_wait`.
+    ///
+    /// No ordering of its own (what the claimer must see of the consumer is the kernel's to
+    /// order, as for [`Pushed::Wake`]).
+    pub fn claim_wake(&self) -> bool {
+        A::compare_exchange(&self.head, WAITING, EMPTY).is_ok()
+    }
+
+    /// Whether the consumer is blocked and nobody has claimed its wake-up yet (a Relaxed look:
+    /// a report, not a guarantee).
+    pub fn is_waiting(&self) -> bool {
+        self.head.load(Ordering::Relaxed) == WAITING
+    }
+
+    /// Opens a closed queue again, empty, for a new consumer (a process slot reused): the word
+    /// goes from CLOSED to EMPTY. A queue that was never closed (new, empty) is left as it is.
+    ///
+    /// # Safety
+    ///
+    /// The consumer contract, and the queue is closed or new (no signal is queued, no producer
+    /// can have pushed since the close: pushes onto CLOSED are refused).
+    pub unsafe fn reopen(&self) {
+        debug_assert!(
+            matches!(self.head.load(Ordering::Relaxed), CLOSED | EMPTY),
+            "reopen of a queue that is not closed"
+        );
+        // A plain store: a push onto CLOSED writes nothing, so nobody else writes the word until
+        // it says EMPTY. ORDERING: Relaxed: whoever pushes next learns of the queue (its
+        // process's pid) through the kernel's own publication, which orders this store first.
+        self.head.store(EMPTY, Ordering::Relaxed);
+        // SAFETY: the consumer contract is ours to pass on.
+        debug_assert!(unsafe { self.inner() }.list.first.is_null(), "reopen of a queue with signals");
     }
 
     /// The position after every signal queued now, for a later
@@ -514,7 +567,7 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
         let inner = unsafe { self.inner() };
         // SAFETY: as above.
         unsafe { self.drain_outer(inner) };
-        Mark { after: inner.list.last.expose_provenance(), removals: inner.removals }
+        Mark { after: inner.list.last.expose_provenance(), removals: inner.list.removals }
     }
 
     /// Removes the oldest signal after `from` whose value satisfies `matches` (a selective
@@ -538,17 +591,16 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
         let inner = unsafe { self.inner() };
         // SAFETY: as above.
         unsafe { self.drain_outer(inner) };
-        let start = if from.removals == inner.removals { node_at(from.after) } else { ptr::null_mut() };
+        let start = if from.removals == inner.list.removals { node_at(from.after) } else { ptr::null_mut() };
         // SAFETY: the consumer owns the list; `start` is null or the mark's node, which no
         // removal since the mark was taken can have freed (the count is unchanged), so it is
         // still in the list.
         match unsafe { inner.list.find_after(start, &mut matches) } {
             Ok(previous) => {
-                inner.removals += 1;
                 // SAFETY: `previous` is null or a node of the list whose successor matched.
                 Ok(unsafe { inner.list.unlink_after(previous) })
             }
-            Err(last) => Err(Mark { after: last.expose_provenance(), removals: inner.removals }),
+            Err(last) => Err(Mark { after: last.expose_provenance(), removals: inner.list.removals }),
         }
     }
 
@@ -573,8 +625,8 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
         // SAFETY: the consumer contract is ours to pass on.
         let inner = unsafe { self.inner() };
         let outer = A::close(&self.head);
-        let mut list = core::mem::replace(&mut inner.list, List::new());
-        inner.removals += 1;
+        let removals = inner.list.removals.wrapping_add(1);
+        let mut list = core::mem::replace(&mut inner.list, List { removals, ..List::new() });
         if is_node(outer) {
             // SAFETY: `close` replaced the word with CLOSED, with acquire: the list is ours.
             unsafe { list.append_reversed(outer) };

@@ -3,8 +3,9 @@
 //! Each model asserts the queue's contract on every execution: every signal delivered exactly
 //! once (popped, returned by `close`, or refused back to its pusher), each sender's signals in
 //! the order it sent them, and exactly one `Wake` per successful `prepare_wait` (never none: a
-//! lost wake-up; never two). Two deliberately weakened head-word implementations must make the
-//! models fail, which shows the models can tell. Run with `RUSTFLAGS="--cfg loom" cargo test
+//! lost wake-up; never two), also when a waker that is not a producer claims it (`claim_wake`).
+//! Two deliberately weakened head-word implementations must make the models fail, which shows
+//! the models can tell. Run with `RUSTFLAGS="--cfg loom" cargo test
 //! --release` in crates/signal-queue/.
 
 use std::println;
@@ -165,6 +166,47 @@ fn loom_prepare_wait_against_two_pushes_exactly_one_wake() {
 #[test]
 fn loom_cancel_wait_against_pushes() {
     check("prepare_wait + cancel_wait vs 2 pushes", None, || wait_races_pushes::<Portable>(2, true));
+}
+
+/// The consumer blocks while a producer pushes and a waker that is not a producer (a timeout,
+/// a kill) calls `claim_wake`; with `cancel`, the consumer then takes its wait back. Each wait
+/// is claimed by exactly one party, never two and never none: the push (`Wake`), the claim
+/// (true), or the consumer's own cancel (`Cancelled`).
+fn claim_races_push<A: HeadAtomics>(cancel: bool) {
+    let queue = Arc::new(SignalQueue::<Signal, A>::new());
+    let producer = {
+        let queue = Arc::clone(&queue);
+        thread::spawn(move || queue.push(Node::boxed((0, 0))).expect("open"))
+    };
+    let claimer = {
+        let queue = Arc::clone(&queue);
+        thread::spawn(move || queue.claim_wake())
+    };
+    let consumer = consumer(&queue);
+    let wait = consumer.prepare_wait();
+    let cancelled = (cancel && wait == Wait::Blocked).then(|| consumer.cancel_wait());
+    let push_woke = producer.join().expect("producer") == Pushed::Wake;
+    let claimed = claimer.join().expect("claimer");
+    let claims = usize::from(push_woke) + usize::from(claimed) + usize::from(cancelled == Some(Cancel::Cancelled));
+    let expected = match wait {
+        Wait::Blocked => 1,
+        Wait::NotEmpty => 0,
+        Wait::Closed => panic!("nobody closed the queue"),
+    };
+    assert_eq!(claims, expected, "claims after {wait:?}: push {push_woke}, claim {claimed}, cancel {cancelled:?}");
+    let mut delivered = Vec::new();
+    drain(&consumer, &mut delivered);
+    assert_delivered(1, 1, &delivered, &[]);
+}
+
+#[test]
+fn loom_claim_against_a_push_one_claim_per_wait() {
+    check("prepare_wait vs push vs claim_wake", None, || claim_races_push::<Portable>(false));
+}
+
+#[test]
+fn loom_claim_and_cancel_against_a_push_one_claim_per_wait() {
+    check("prepare_wait + cancel_wait vs push vs claim_wake", None, || claim_races_push::<Portable>(true));
 }
 
 /// The whole receive loop: the consumer receives `senders` signals, blocking when the queue is
@@ -333,5 +375,12 @@ fn loom_catches_a_wait_that_is_not_a_compare_and_swap() {
 fn loom_catches_a_lost_wake_in_the_receive_loop() {
     must_fail("a lost wake-up in the receive loop", || {
         check("receive loop, load + store wait (must fail)", None, || receive_loop::<StoreWait>(2));
+    });
+}
+
+#[test]
+fn loom_catches_a_claim_that_is_not_a_compare_and_swap() {
+    must_fail("claim_wake as load + store", || {
+        check("claim_wake as load + store (must fail)", None, || claim_races_push::<StoreWait>(false));
     });
 }

@@ -77,6 +77,9 @@ impl<T, A: HeadAtomics> Consumer<'_, T, A> {
     pub(crate) fn remove_first(&self, matches: impl FnMut(&T) -> bool) -> Option<Box<Node<T>>> {
         unsafe { self.queue.remove_first(matches) }
     }
+    pub(crate) fn reopen(&self) {
+        unsafe { self.queue.reopen() }
+    }
     pub(crate) fn close(&self) -> NodeList<T> {
         unsafe { self.queue.close() }
     }

@@ -16,6 +16,8 @@ enum Op {
     Len,
     PrepareWait,
     CancelWait,
+    /// A waker that is not a producer claims the wait (`claim_wake`).
+    Claim,
     /// Selective receive of a value `% 4 == k`, from the saved mark or the start.
     TakeMatching {
         residue: u8,
@@ -33,6 +35,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Len),
         2 => Just(Op::PrepareWait),
         1 => Just(Op::CancelWait),
+        1 => Just(Op::Claim),
         3 => (0..4u8, any::<bool>()).prop_map(|(residue, from_saved)| Op::TakeMatching { residue, from_saved }),
         1 => Just(Op::Mark),
         1 => (0..4u8).prop_map(Op::RemoveFirst),
@@ -125,10 +128,19 @@ proptest! {
                             model.word = Word::Empty;
                             Cancel::Cancelled
                         }
-                        Word::Nodes => Cancel::WakeClaimed,
-                        Word::Empty | Word::Closed => Cancel::Cancelled,
+                        // EMPTY: a claim took the wait (and, outside the contract, no wait
+                        // at all looks the same).
+                        Word::Nodes | Word::Empty => Cancel::WakeClaimed,
+                        Word::Closed => Cancel::Cancelled,
                     };
                     prop_assert_eq!(consumer.cancel_wait(), expected);
+                }
+                Op::Claim => {
+                    let expected = model.word == Word::Waiting;
+                    if expected {
+                        model.word = Word::Empty;
+                    }
+                    prop_assert_eq!(consumer.queue.claim_wake(), expected);
                 }
                 Op::TakeMatching { residue, from_saved } => {
                     model.take();

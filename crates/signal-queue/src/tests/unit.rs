@@ -92,7 +92,6 @@ fn prepare_wait_refuses_when_something_is_queued() {
 #[test]
 fn cancel_wait_before_any_push_needs_no_wake() {
     let queue = Queue::new();
-    assert_eq!(consumer(&queue).cancel_wait(), Cancel::Cancelled, "not waiting");
     assert_eq!(consumer(&queue).prepare_wait(), Wait::Blocked);
     assert_eq!(consumer(&queue).cancel_wait(), Cancel::Cancelled);
     assert_eq!(pushed(&queue, 1), Pushed::Queued, "the wait was taken back");
@@ -125,6 +124,39 @@ fn close_while_waiting() {
     assert_eq!(consumer(&queue).prepare_wait(), Wait::Blocked);
     assert!(consumer(&queue).close().is_empty());
     assert!(queue.push(Node::boxed(1)).is_err());
+}
+
+#[test]
+fn a_claim_takes_the_wake_from_everyone_else() {
+    let queue = Queue::new();
+    assert!(!queue.claim_wake(), "not waiting: nothing to claim");
+    assert_eq!(consumer(&queue).prepare_wait(), Wait::Blocked);
+    assert!(queue.is_waiting());
+    assert!(queue.claim_wake());
+    assert!(!queue.is_waiting());
+    assert!(!queue.claim_wake(), "claimed once only");
+    assert_eq!(consumer(&queue).cancel_wait(), Cancel::WakeClaimed, "the claimer's wake is on its way");
+    assert_eq!(pushed(&queue, 1), Pushed::Queued, "the claim took the wake");
+    assert_eq!(drain(&queue), [1]);
+    // A push first: the claim finds no wait left to take.
+    assert_eq!(consumer(&queue).prepare_wait(), Wait::Blocked);
+    assert_eq!(pushed(&queue, 2), Pushed::Wake);
+    assert!(!queue.claim_wake());
+    assert_eq!(drain(&queue), [2]);
+}
+
+#[test]
+fn reopen_after_close_takes_pushes_again() {
+    let queue = Queue::new();
+    consumer(&queue).reopen();
+    push(&queue, 1);
+    drop(consumer(&queue).close());
+    assert!(queue.push(Node::boxed(2)).is_err());
+    consumer(&queue).reopen();
+    assert!(!queue.is_closed());
+    assert_eq!(consumer(&queue).prepare_wait(), Wait::Blocked);
+    assert_eq!(pushed(&queue, 3), Pushed::Wake);
+    assert_eq!(drain(&queue), [3]);
 }
 
 /// Counts drops, to show the queue frees every node it still holds.
