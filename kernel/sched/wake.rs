@@ -25,7 +25,6 @@ pub(super) fn make_runnable(core: &mut OnCore, slot: u32) {
 /// Queues the process in `slot`, just made `Runnable` by a message, on its core: into the "run
 /// next" slot when that is this core (it runs once the sender gives the core up), as any
 /// wake otherwise.
-#[inline(always)]
 pub(super) fn wake_by_message(core: &mut OnCore, slot: u32) {
     wake(core, slot, true);
 }
