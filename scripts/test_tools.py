@@ -931,6 +931,19 @@ class CalibrationGate(unittest.TestCase):
         self.assertEqual([n for _, n, _ in calibrate.regression_problems({"fib.default.4cores": far}, reference)],
                          ["steals"])
 
+    def test_the_image_effect_widens_the_standard_error(self):
+        # Six sets of ten seeds whose means spread by 0.022 (the image effect) though each set's
+        # own standard error is 0.010: a harmless image moves a mean by 0.063, which passes
+        # (4 x hypot(0.022, 0.009) = 0.095); a move of 0.15 still fails.
+        reference = {"fib.default.8cores": self.summary(0.042)}
+        reference["fib.default.8cores"]["max_over_mean"] = {"mean": 0.042, "se": 0.009, "sd": 0.030, "n": 60,
+                                                             "set_sd": 0.022, "sets": 6}
+        moved = self.summary(-0.021, se=0.010)
+        self.assertEqual(calibrate.regression_problems({"fib.default.8cores": moved}, reference), [])
+        far = self.summary(-0.11, se=0.010)
+        self.assertEqual([n for _, n, _ in calibrate.regression_problems({"fib.default.8cores": far}, reference)],
+                         ["max_over_mean"])
+
     def test_a_case_without_reference_fails(self):
         missing = calibrate.regression_problems({"uts.peers.8cores": self.summary(0.0)}, {})
         self.assertEqual(len(missing), 1)
