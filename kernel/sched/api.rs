@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::active;
 use super::balance::place;
-use super::dispatch::{current_slot, exit_out, switch_out};
+use super::dispatch::{current_slot, exit_out, exit_requested, requested_exit, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
@@ -270,13 +270,9 @@ pub fn kill(pid: Pid) -> Result<(), SendError> {
 /// not trap), it ends here, with the pending reason. Nothing outside a process.
 pub(super) fn exit_if_requested(mut core: OnCore) {
     let Some(slot) = core.local().current else { return };
-    let process = process::slot(slot);
-    // ORDERING: Relaxed: its own flag; set under its lock, read again under it below.
-    if !process.exit_requested.load(Ordering::Relaxed) {
-        return;
+    if exit_requested(slot) {
+        exit_out(core, requested_exit(slot))
     }
-    let reason = process.shared.lock_irqs_masked().exit_reason();
-    exit_out(core, reason)
 }
 
 /// True while `pid` names a live process.

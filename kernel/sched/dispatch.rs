@@ -55,7 +55,7 @@ fn next_context(next: &Next) -> Context {
 
 /// Whether an exit is waiting for the process in `slot` (a kill, or an exit signal it does not
 /// trap): it is ended instead of run.
-fn exit_requested(slot: u32) -> bool {
+pub(super) fn exit_requested(slot: u32) -> bool {
     // ORDERING: Relaxed: the flag carries no data; it is written under the slot lock (see
     // `kill`), and the reason is read under that lock.
     process::slot(slot).exit_requested.load(Ordering::Relaxed)
@@ -63,7 +63,7 @@ fn exit_requested(slot: u32) -> bool {
 
 /// Why the process in `slot` must end (its flag `exit_requested` is set).
 #[cold]
-fn requested_exit(slot: u32) -> ExitReason {
+pub(super) fn requested_exit(slot: u32) -> ExitReason {
     process::slot(slot).shared.lock_irqs_masked().exit_reason()
 }
 

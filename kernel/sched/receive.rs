@@ -7,7 +7,7 @@ use core::sync::atomic::{Ordering, fence};
 use beamcore_signal_queue::{Cancel, Wait};
 
 use super::attention;
-use super::dispatch::{exit_out, switch_out};
+use super::dispatch::{exit_out, requested_exit, switch_out};
 use super::percore::{OnCore, Pending};
 use super::process::{self, Message, Process};
 use crate::time;
@@ -50,7 +50,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     // and only set the flag): ends here, as it would at its next turn.
     // ORDERING: Relaxed: a first look; the one that matters follows the wait below.
     if process.exit_requested.load(Ordering::Relaxed) {
-        exit_requested_out(core, process);
+        exit_requested_out(core, slot);
     }
     if let Some(message) = take(&mut core, process) {
         return Some(message);
@@ -89,7 +89,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
         match unsafe { process.signals.cancel_wait() } {
             Cancel::Cancelled => {
                 process.registers_not_live();
-                exit_requested_out(core, process);
+                exit_requested_out(core, slot);
             }
             // A sender or the killer claimed the wake-up and queues us: block, and the
             // scheduler ends us at that turn (it checks the flag before every turn).
@@ -124,7 +124,6 @@ fn take(core: &mut OnCore, process: &Process) -> Option<Message> {
 
 /// Ends the calling process, whose `exit_requested` is set, with the pending reason.
 #[cold]
-fn exit_requested_out(core: OnCore, process: &Process) -> ! {
-    let reason = process.shared.lock_irqs_masked().exit_reason();
-    exit_out(core, reason)
+fn exit_requested_out(core: OnCore, slot: u32) -> ! {
+    exit_out(core, requested_exit(slot))
 }
