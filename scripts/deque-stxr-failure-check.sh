@@ -23,12 +23,12 @@ for config in $configs; do
     status=0
     output=$(timeout 120 qemu-system-aarch64 -M virt -cpu "$cpu" -smp "$smp" -m 128M -nographic \
         -semihosting -kernel "$kernel" 2>&1) || status=$?
-    echo "$output" | grep -E "^deque stress|^test" | sed "s/^/deque-stxr-failure: [$cpu smp$smp] /"
-    if [ "$status" -ne 0 ] || echo "$output" | grep -q PANIC; then
+    echo "$output" | grep -E "^deque stress|^test" | sed "s/^/deque-stxr-failure: [$cpu smp$smp] /" || true
+    if [ "$status" -ne 0 ] || grep -q PANIC <<<"$output"; then
         echo "deque-stxr-failure: FAIL on $cpu smp$smp: exit status $status"
         exit 1
     fi
-    if ! echo "$output" | grep -qE "^deque stress: store-exclusive injection on: [0-9]+ CAS calls, [1-9][0-9]* stores failed by injection"; then
+    if ! grep -qE "^deque stress: store-exclusive injection on: [0-9]+ CAS calls, [1-9][0-9]* stores failed by injection" <<<"$output"; then
         echo "deque-stxr-failure: FAIL on $cpu smp$smp: no injected store-exclusive failure reported"
         exit 1
     fi
@@ -39,13 +39,13 @@ CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure -
 status=0
 output=$(timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic -semihosting \
     -kernel target/inject-stxr/aarch64-unknown-none/release/beamcore -append "workload=imbalanced" 2>&1) || status=$?
-echo "$output" | grep -E "^workload " | sed "s/^/deque-stxr-failure: [scheduler] /"
+echo "$output" | grep -E "^workload " | sed "s/^/deque-stxr-failure: [scheduler] /" || true
 retries=$(echo "$output" | sed -n 's/^report: //p' | python3 -c '
 import json, sys
 per_core = json.load(sys.stdin)["per_core"]
 print(sum(c["take_oldest_retries"] for c in per_core), sum(c["take_oldest_gave_up"] for c in per_core))' || true)
 echo "deque-stxr-failure: [scheduler] take_oldest retries, give-ups: ${retries:-none}"
-if [ "$status" -ne 0 ] || echo "$output" | grep -q PANIC || ! echo "$output" | grep -q "^workload imbalanced: ok"; then
+if [ "$status" -ne 0 ] || grep -q PANIC <<<"$output" || ! grep -q "^workload imbalanced: ok" <<<"$output"; then
     echo "deque-stxr-failure: FAIL: the imbalanced workload did not pass with injection (exit status $status)"
     exit 1
 fi

@@ -24,7 +24,7 @@ echo "shared-wake: building tests/90 with the receive window widened"
 kernel=$(scripts/build-test-with-cfg.sh shared-wake 90_shared_queue "--cfg sched_widen_block_window")
 for variant in "${variants[@]}"; do
     output=$(run "$kernel" "$variant")
-    if ! echo "$output" | grep -q "^test: shared queue: ok"; then
+    if ! grep -q "^test: shared queue: ok" <<<"$output"; then
         echo "$output" | tail -20
         echo "shared-wake: FAILED with the wait in place ($variant)"
         exit 1
@@ -38,8 +38,9 @@ kernel=$(scripts/build-test-with-cfg.sh shared-wake-omit 90_shared_queue \
 for attempt in $(seq 1 "$attempts"); do
     for variant in "${variants[@]}"; do
         output=$(run "$kernel" "$variant")
-        if ! echo "$output" | grep -q "^test: shared queue: ok"; then
-            why=$(echo "$output" | grep -E "^test failed|PANIC|panic|ended: fault" | head -1)
+        if ! grep -q "^test: shared queue: ok" <<<"$output"; then
+            why=$(grep -E "^test failed|PANIC|panic|ended: fault" <<<"$output" | head -1 || true)
+            why=${why:-"no verdict line (hung until the 120 s timeout, or cut short)"}
             echo "shared-wake: without the wait the test failed ($variant, attempt $attempt): $why"
             exit 0
         fi

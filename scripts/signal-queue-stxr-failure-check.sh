@@ -18,8 +18,8 @@ for test in 23_messages:"test: .*stale pid refused after slot reuse" 98_signal_r
     status=0
     output=$(timeout 300 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic \
         -semihosting -kernel "$kernel" 2>&1) || status=$?
-    echo "$output" | grep -E "^test" | sed "s/^/signal-queue-stxr-failure: [$name] /"
-    if [ "$status" -ne 0 ] || echo "$output" | grep -q PANIC || ! echo "$output" | grep -qE "^$expect"; then
+    echo "$output" | grep -E "^test" | sed "s/^/signal-queue-stxr-failure: [$name] /" || true
+    if [ "$status" -ne 0 ] || grep -q PANIC <<<"$output" || ! grep -qE "^$expect" <<<"$output"; then
         echo "$output" | tail -20
         echo "signal-queue-stxr-failure: FAIL: $name with injection (exit status $status)"
         exit 1
