@@ -36,8 +36,8 @@ HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
 PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-frame-walk beamcore-json-report \
                beamcore-kallsyms beamcore-limits beamcore-mem-layout beamcore-page-tables beamcore-platform \
                beamcore-program-args beamcore-repo-checks \
-               beamcore-sched-policy beamcore-signal-queue beamcore-trace-ring beamcore-workload-args \
-               beamcore-workload-shapes
+               beamcore-sched-policy beamcore-signal-queue beamcore-timer-heap beamcore-trace-ring \
+               beamcore-workload-args beamcore-workload-shapes
 PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))
 SETUP_STAMP := target/.setup-done
 # The Python that has matplotlib, for the charting tools (scripts/mpl-python.sh says why it may
