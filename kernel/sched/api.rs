@@ -238,6 +238,14 @@ pub fn send(pid: Pid, message: Message) -> Result<(), SendError> {
     mailbox::send(&mut core, pid, node)
 }
 
+/// Sends `value` to `pid` as a typed message (`Message::new`: a `u64` as a word, a small value
+/// with no destructor inline, anything else boxed); the receiver takes it with
+/// `receive_value::<T>()` or `Message::take`.
+#[inline]
+pub fn send_value<T: Send + 'static>(pid: Pid, value: T) -> Result<(), SendError> {
+    send(pid, Message::new(value))
+}
+
 /// Ends the calling process with `reason`; its monitors are told.
 pub fn exit(reason: ExitReason) -> ! {
     exit_out(OnCore::enter(), reason)

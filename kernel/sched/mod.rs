@@ -30,6 +30,7 @@ mod process;
 mod process_types;
 mod receive;
 mod registry;
+mod reply;
 mod runqueue;
 mod scheduler;
 mod settings;
@@ -47,7 +48,7 @@ mod watchdog;
 pub use active::{active_cores, core_is_active, offline_moves};
 pub use api::{
     Placement, bump_reductions, core_load, core_stats, exit, is_alive, kill, memory_in_use, placement, process_count,
-    self_pid, self_placement, send, spawn, spawn_with, yield_now,
+    self_pid, self_placement, send, send_value, spawn, spawn_with, yield_now,
 };
 pub(crate) use attention::job_queued;
 pub(crate) use dispatch::current_stack;
@@ -61,11 +62,14 @@ pub use monitors::{demonitor, make_ref, monitor, spawn_monitor};
 pub(crate) use offline::rejoin_scheduling;
 pub use offline::{OfflineError, OnlineError, bring_online, take_offline, timeouts_moved};
 pub use process::{
-    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, MAX_PROCESSES, Message, Pid, Ref, SendError,
-    SpawnError, SpawnOptions, limit as process_limit,
+    Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, INLINE_BYTES, InlineValue, MAX_PROCESSES, Message,
+    Pid, Ref, SendError, SpawnError, SpawnOptions, limit as process_limit,
 };
-pub use receive::{receive, receive_timeout};
+pub use receive::{
+    receive, receive_matching, receive_matching_timeout, receive_timeout, receive_value, receive_value_timeout, sleep,
+};
 pub use registry::{MAX_NAME_BYTES, RegisterError, register, registered_count, send_named, unregister, whereis};
+pub use reply::{CallError, Reply, ReplyRef, monitor_for_reply, receive_reply, reply, reply_ref};
 pub use runqueue::RUN_NEXT_CAP;
 pub(crate) use scheduler::init_core_scheduler;
 pub(crate) use scheduler::run_loop;

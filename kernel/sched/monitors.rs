@@ -5,6 +5,8 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use beamcore_signal_queue::Mark;
+
 use super::api::{Relation, self_pid, spawn_related};
 use super::mailbox::push_signal;
 use super::percore::OnCore;
@@ -79,6 +81,13 @@ pub fn monitor(pid: Pid) -> Result<Ref, OutOfMemory> {
 /// `Down` for it already queued is taken out too (Erlang's `demonitor(Ref, [flush])`). True if
 /// the monitor was active (its process had not ended, or its `Down` was not yet queued).
 pub fn demonitor(reference: Ref, flush: bool) -> bool {
+    demonitor_flushing_from(reference, flush.then_some(Mark::START))
+}
+
+/// `demonitor`, flushing (when `flush_from` is given) only signals after that mark of the
+/// caller's queue: a call's reply reference knows its `Down` can only be there, so the flush
+/// does not scan a deep queue's older messages.
+pub(super) fn demonitor_flushing_from(reference: Ref, flush_from: Option<Mark>) -> bool {
     let me = self_pid().expect("demonitor is called from a process");
     let _core = OnCore::enter();
     let target = {
@@ -90,10 +99,11 @@ pub fn demonitor(reference: Ref, flush: bool) -> bool {
         // With the monitor gone from `watching` (under this lock, which `deliver_down` takes to
         // queue a `Down`), no `Down` for it can be queued after this point: one already queued
         // is the only one there can be.
-        if flush {
+        if let Some(mut from) = flush_from {
             let is_down = |m: &Message| matches!(m, Message::Down { reference: r, .. } if *r == reference);
-            // SAFETY: the calling process takes from its own queue (the consumer contract).
-            if let Some(down) = unsafe { process.signals.remove_first(is_down) } {
+            // SAFETY: the calling process takes from its own queue (the consumer contract),
+            // from the start or a mark its own queue made (the caller's contract).
+            if let Some(down) = unsafe { process.signals.take_matching_from(&mut from, is_down) } {
                 process.count_taken();
                 drop(down);
             }

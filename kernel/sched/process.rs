@@ -21,7 +21,8 @@ pub(crate) use super::entry::Entry;
 use super::priority::Priority;
 pub(super) use super::process_types::LIMIT;
 pub use super::process_types::{
-    Affinity, DEFAULT_STACK_BYTES, ExitReason, Message, Pid, Ref, SendError, SpawnError, SpawnOptions, limit,
+    Affinity, DEFAULT_STACK_BYTES, ExitReason, INLINE_BYTES, InlineValue, Message, Pid, Ref, SendError, SpawnError,
+    SpawnOptions, limit,
 };
 use crate::arch::context::Context;
 use crate::arch::exception::TrapFrame;

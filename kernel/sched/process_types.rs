@@ -3,8 +3,9 @@
 //! carries them is `process.rs`.
 
 use alloc::boxed::Box;
-use core::any::Any;
+use core::any::{Any, TypeId};
 use core::fmt;
+use core::mem::{MaybeUninit, align_of, needs_drop, size_of};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::balance::PlaceError;
@@ -231,7 +232,94 @@ pub enum Message {
     Exit { from: Pid, reason: ExitReason },
     /// Anything else, boxed.
     Boxed(Box<dyn Any + Send>),
+    /// A small value with no destructor (`Copy` payloads, mostly), kept in the message itself
+    /// so that sending it allocates nothing but the queue node: see [`Message::new`].
+    Inline(InlineValue),
 }
+
+/// A value of at most [`INLINE_BYTES`] bytes, aligned to at most 8, with no drop glue, stored
+/// by value with its type's id. No destructor means dropping the message without reading the
+/// value leaks nothing, and the type id means it is only ever read back as its own type.
+pub struct InlineValue {
+    type_id: TypeId,
+    bytes: [MaybeUninit<u64>; 2],
+}
+
+/// The largest value [`Message::new`] keeps inline.
+pub const INLINE_BYTES: usize = 16;
+
+impl InlineValue {
+    const fn fits<T>() -> bool {
+        size_of::<T>() <= INLINE_BYTES && align_of::<T>() <= align_of::<u64>() && !needs_drop::<T>()
+    }
+}
+
+impl Message {
+    /// A message carrying `value`: a `u64` as [`Message::Word`], a small value with no
+    /// destructor (at most [`INLINE_BYTES`], as a `Copy` struct of a pid and a word) inline,
+    /// anything else boxed. Read it back with [`Message::take`] or [`Message::get`].
+    #[inline(always)]
+    pub fn new<T: Send + 'static>(value: T) -> Message {
+        if TypeId::of::<T>() == TypeId::of::<u64>() {
+            // SAFETY: T is u64 (same type id), so this is a read of a u64 as itself; `value`
+            // is forgotten so it is not dropped twice (a u64 has no drop anyway).
+            let word = unsafe { core::mem::transmute_copy::<T, u64>(&value) };
+            core::mem::forget(value);
+            return Message::Word(word);
+        }
+        if InlineValue::fits::<T>() {
+            let mut bytes = [MaybeUninit::<u64>::uninit(); 2];
+            // SAFETY: `bytes` is 16 bytes aligned to 8, and `fits` says T is no larger and
+            // needs no more alignment; the value is moved in once and read out at most once,
+            // as T (checked by the type id), and needs no drop if never read.
+            unsafe { bytes.as_mut_ptr().cast::<T>().write(value) };
+            return Message::Inline(InlineValue { type_id: TypeId::of::<T>(), bytes });
+        }
+        Message::Boxed(Box::new(value))
+    }
+
+    /// Whether the message carries a `T` (as [`Message::new`] made it; a `Word` is a `u64`).
+    pub fn is<T: 'static>(&self) -> bool {
+        match self {
+            Message::Word(_) => TypeId::of::<T>() == TypeId::of::<u64>(),
+            Message::Inline(inline) => inline.type_id == TypeId::of::<T>(),
+            Message::Boxed(boxed) => boxed.is::<T>(),
+            Message::Down { .. } | Message::Exit { .. } => false,
+        }
+    }
+
+    /// The `T` the message carries, by reference, or `None` if it carries something else.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        match self {
+            Message::Word(word) => (word as &dyn Any).downcast_ref::<T>(),
+            Message::Inline(inline) if inline.type_id == TypeId::of::<T>() => {
+                // SAFETY: the type id says the bytes hold a T, written by `new` (which checked
+                // its size and alignment); the reference borrows the message.
+                Some(unsafe { &*inline.bytes.as_ptr().cast::<T>() })
+            }
+            Message::Boxed(boxed) => boxed.downcast_ref::<T>(),
+            _ => None,
+        }
+    }
+
+    /// The `T` the message carries, or the message back if it carries something else.
+    pub fn take<T: 'static>(self) -> Result<T, Message> {
+        match self {
+            Message::Word(word) if TypeId::of::<T>() == TypeId::of::<u64>() => {
+                // SAFETY: T is u64 (same type id): a read of a u64 as itself.
+                Ok(unsafe { core::mem::transmute_copy::<u64, T>(&word) })
+            }
+            Message::Inline(inline) if inline.type_id == TypeId::of::<T>() => {
+                // SAFETY: as in `get`; the message is consumed, so the value is read once.
+                Ok(unsafe { inline.bytes.as_ptr().cast::<T>().read() })
+            }
+            Message::Boxed(boxed) => boxed.downcast::<T>().map(|value| *value).map_err(Message::Boxed),
+            other => Err(other),
+        }
+    }
+}
+
+const _: () = assert!(size_of::<Message>() <= 40, "a message fits a queue node's budget");
 
 impl fmt::Debug for Message {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -240,6 +328,7 @@ impl fmt::Debug for Message {
             Message::Down { pid, reason, reference } => write!(f, "Down({pid}, {reason}, {reference})"),
             Message::Exit { from, reason } => write!(f, "Exit({from}, {reason})"),
             Message::Boxed(_) => write!(f, "Boxed(..)"),
+            Message::Inline(_) => write!(f, "Inline(..)"),
         }
     }
 }

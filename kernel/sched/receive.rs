@@ -1,15 +1,17 @@
-//! Taking messages: `receive`, `receive_timeout`, and the wait hand-shake with the signal
-//! queue's word that blocks the calling process until a signal, its deadline or an exit comes
-//! (docs/scheduler.md, "Messages"). Sending is `mailbox.rs`.
+//! Taking messages: `receive` (the oldest), selective receive (the oldest that matches, the
+//! rest left in order), typed receive, `sleep`, and the wait hand-shake with the signal queue's
+//! word that blocks the calling process until a signal, its deadline or an exit comes
+//! (docs/scheduler.md, "Messages" and "Selective receive"). Sending is `mailbox.rs`.
 
 use core::sync::atomic::{Ordering, fence};
 
-use beamcore_signal_queue::{Cancel, Wait};
+use beamcore_signal_queue::{Cancel, Mark, Wait};
 
 use super::attention;
 use super::dispatch::{exit_out, requested_exit, switch_out};
 use super::percore::{OnCore, Pending};
 use super::process::{self, Message, Process};
+use super::stats::add;
 use crate::time;
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
@@ -36,12 +38,6 @@ pub fn receive_timeout(timeout_us: u64) -> Option<Message> {
 
 /// Takes a message, or blocks once (until a message or the deadline) and returns `None`.
 /// Called by the running process, the consumer of its own signal queue.
-///
-/// The hand-shake (docs/scheduler.md, "Messages"): `prepare_wait` turns the queue's word to
-/// WAITING unless a signal is queued; from then on exactly one party claims the wake-up with a
-/// read-modify-write of that word, and that party, and no other, queues the process: a sender
-/// whose push reads WAITING, a waker that is not a sender (a timeout, a kill, an exit signal:
-/// `claim_wake`), or the process itself taking its wait back (`cancel_wait`).
 fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     let mut core = OnCore::enter();
     let slot = core.local().current.expect("receive is called from a process");
@@ -58,6 +54,34 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     if deadline.is_some_and(|d| time::now_count() >= d) {
         return None;
     }
+    match block(core, slot, process, deadline, WaitFor::Any) {
+        Some(mut core) => take(&mut core, process),
+        // Woken, the process runs again, on whichever core (the guard was used up).
+        None => take(&mut OnCore::enter(), process),
+    }
+}
+
+/// What a wait waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WaitFor {
+    /// Any signal (the queue is empty).
+    Any,
+    /// A signal newer than every queued one (a selective receive scanned them all).
+    More,
+}
+
+/// Blocks the calling process until a signal comes (`WaitFor`), `deadline` passes or an exit
+/// is requested (then it ends here). `Some(core)` when it did not block because a signal came
+/// in meanwhile; `None` once it has blocked and been woken (the guard is used up by the switch).
+///
+/// The hand-shake (docs/scheduler.md, "Messages"): `prepare_wait` turns the queue's word to
+/// WAITING unless a signal is queued; from then on exactly one party claims the wake-up with a
+/// read-modify-write of that word, and that party, and no other, queues the process: a sender
+/// whose push reads WAITING, a waker that is not a sender (a timeout, a kill, an exit signal:
+/// `claim_wake`), or the process itself taking its wait back (`cancel_wait`).
+#[inline(always)]
+fn block(core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, wait_for: WaitFor) -> Option<OnCore> {
+    let mut core = core;
     // ORDERING: Relaxed: written only by the process itself; a timeout reads it as a hint
     // (at worst a stale timeout wakes a later wait, which `receive` takes as no message).
     let sequence = process.wait_sequence.load(Ordering::Relaxed).wrapping_add(1);
@@ -70,12 +94,18 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     // process wrote happen before the waker queues it.
     fence(Ordering::Release);
     // SAFETY: the running process waits on its own queue (the consumer contract).
-    match unsafe { process.signals.prepare_wait() } {
+    let wait = unsafe {
+        match wait_for {
+            WaitFor::Any => process.signals.prepare_wait(),
+            WaitFor::More => process.signals.prepare_wait_for_more(),
+        }
+    };
+    match wait {
         Wait::Blocked => {}
         // Something came in meanwhile (or, never for a live process, the queue is closed).
         Wait::NotEmpty | Wait::Closed => {
             process.registers_not_live();
-            return take(&mut core, process);
+            return Some(core);
         }
     }
     // ORDERING: SeqCst fence, against the one `signals::request_kill` makes between setting
@@ -109,8 +139,102 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
         }
     }
     switch_out(core, Pending::Block);
-    // Woken, the process runs again, on whichever core (the guard was used up by the switch).
-    take(&mut OnCore::enter(), process)
+    None
+}
+
+/// Takes the oldest message that satisfies `matches`, waiting for one as long as it takes; the
+/// others stay queued in their order, and a later receive sees them first. Erlang's `receive`
+/// with patterns.
+///
+/// Each scan resumes where the last one ended, so a wait that is woken by messages that do not
+/// match looks only at those. `matches` runs in the calling process, interruptible, and must
+/// not receive.
+pub fn receive_matching(mut matches: impl FnMut(&Message) -> bool) -> Message {
+    let mut from = Mark::START;
+    loop {
+        if let Some(message) = wait_for_match(&mut from, &mut matches, None) {
+            return message;
+        }
+    }
+}
+
+/// Like [`receive_matching`], but gives up after `timeout_us` microseconds and returns `None`.
+pub fn receive_matching_timeout(timeout_us: u64, mut matches: impl FnMut(&Message) -> bool) -> Option<Message> {
+    let deadline = time::now_count().saturating_add(time::us_to_counts(timeout_us));
+    let mut from = Mark::START;
+    loop {
+        match wait_for_match(&mut from, &mut matches, Some(deadline)) {
+            Some(message) => return Some(message),
+            None if time::now_count() >= deadline => return None,
+            None => {}
+        }
+    }
+}
+
+/// The next `T` in the queue (see [`Message::new`]), the rest left in order: a typed receive.
+pub fn receive_value<T: 'static>() -> T {
+    let message = receive_matching(|message| message.is::<T>());
+    message.take::<T>().unwrap_or_else(|_| unreachable!("the match said it is a T"))
+}
+
+/// Like [`receive_value`], but gives up after `timeout_us` microseconds and returns `None`.
+pub fn receive_value_timeout<T: 'static>(timeout_us: u64) -> Option<T> {
+    let message = receive_matching_timeout(timeout_us, |message| message.is::<T>())?;
+    Some(message.take::<T>().unwrap_or_else(|_| unreachable!("the match said it is a T")))
+}
+
+/// Blocks the calling process for `us` microseconds, leaving its messages queued (Erlang's
+/// `timer:sleep`: a receive that matches nothing). An exit signal still ends it at once.
+pub fn sleep(us: u64) {
+    let deadline = time::now_count().saturating_add(time::us_to_counts(us));
+    let mut from = Mark::START;
+    while time::now_count() < deadline {
+        let _ = wait_for_match(&mut from, &mut |_: &Message| false, Some(deadline));
+    }
+}
+
+/// The selective receive's step: scans from `from` (moving it on) for a match and takes it, or
+/// blocks once, for a newer signal or the deadline, and returns `None`.
+pub(super) fn wait_for_match(
+    from: &mut Mark,
+    matches: &mut impl FnMut(&Message) -> bool,
+    deadline: Option<u64>,
+) -> Option<Message> {
+    let slot = {
+        let mut core = OnCore::enter();
+        let slot = core.local().current.expect("receive is called from a process");
+        // ORDERING: Relaxed: a first look, as in `wait_for_message`.
+        if process::slot(slot).exit_requested.load(Ordering::Relaxed) {
+            exit_requested_out(core, slot);
+        }
+        slot
+    };
+    let process = process::slot(slot);
+    // The scan runs with IRQs open (it runs the program's closure, which may take a while):
+    // the process stays its queue's consumer wherever it is moved meanwhile.
+    // (The SAFETY of the scan below: the running process scans its own queue (the consumer
+    // contract), from a mark made by this queue: `from` starts at START or at a reply
+    // reference's mark checked to be this process's, and only this queue moves it on.)
+    let mut scanned = 0u64;
+    let counted = |message: &Message| {
+        scanned += 1;
+        matches(message)
+    };
+    // SAFETY: see above.
+    let taken = unsafe { process.signals.take_matching_from(from, counted) };
+    let mut core = OnCore::enter();
+    add(&core.scheduler().stats.receive_scanned, scanned);
+    if let Some(node) = taken {
+        process.count_taken();
+        let heap_turn = core.scheduler().heap_turn;
+        return Some(core.local().node_cache.give(heap_turn, node));
+    }
+    if deadline.is_some_and(|d| time::now_count() >= d) {
+        return None;
+    }
+    // Not blocked (a signal came in): the caller scans again.
+    let _ = block(core, slot, process, deadline, WaitFor::More);
+    None
 }
 
 /// The oldest signal in the calling process's queue, its node kept in the core's cache.

@@ -93,6 +93,9 @@ pub struct CoreStats {
     /// and how many of those found it held by another core first (this core then spun).
     pub queue_lock_acquisitions: AtomicU64,
     pub queue_lock_contended: AtomicU64,
+    /// Messages a selective receive looked at here (each match test): what shows that a reply
+    /// reference's receive skips the older messages instead of scanning them.
+    pub receive_scanned: AtomicU64,
 }
 
 impl CoreStats {
@@ -128,6 +131,7 @@ impl CoreStats {
             wait_clock: AtomicU64::new(CountsToUs::new(62_500_000).factor()),
             queue_lock_acquisitions: AtomicU64::new(0),
             queue_lock_contended: AtomicU64::new(0),
+            receive_scanned: AtomicU64::new(0),
         }
     }
 }

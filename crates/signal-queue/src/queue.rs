@@ -493,6 +493,22 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
         }
     }
 
+    /// Before blocking for a signal newer than every one queued now (a selective receive that
+    /// found no match, or a sleep): as [`prepare_wait`](Self::prepare_wait), but signals in the
+    /// consumer's list do not count, only the producers' word, because the consumer has looked
+    /// at all of them already. `NotEmpty`: a signal came in that it has not looked at.
+    ///
+    /// # Safety
+    ///
+    /// The consumer contract.
+    pub unsafe fn prepare_wait_for_more(&self) -> Wait {
+        match A::compare_exchange(&self.head, EMPTY, WAITING) {
+            Ok(()) | Err(WAITING) => Wait::Blocked,
+            Err(CLOSED) => Wait::Closed,
+            Err(_) => Wait::NotEmpty,
+        }
+    }
+
     /// Gives up a wait (a timeout, or any reason to run without a signal): WAITING back to
     /// EMPTY. If a producer or a [`claim_wake`](Self::claim_wake) got there first, the wake-up
     /// is already claimed and cannot be taken back: [`Cancel::WakeClaimed`] tells the kernel to
@@ -601,6 +617,40 @@ impl<T, A: HeadAtomics> SignalQueue<T, A> {
                 Ok(unsafe { inner.list.unlink_after(previous) })
             }
             Err(last) => Err(Mark { after: last.expose_provenance(), removals: inner.list.removals }),
+        }
+    }
+
+    /// [`take_first_matching`](Self::take_first_matching) with the mark as a cursor: it moves
+    /// past every signal scanned, and after a match it names the matched signal's predecessor,
+    /// which the removal leaves in place, so the next scan from it (for a later signal of the
+    /// same exchange, say) is still exact instead of starting over.
+    ///
+    /// # Safety
+    ///
+    /// As for `take_first_matching`.
+    pub unsafe fn take_matching_from(
+        &self,
+        mark: &mut Mark,
+        mut matches: impl FnMut(&T) -> bool,
+    ) -> Option<Box<Node<T>>> {
+        // SAFETY: the consumer contract is ours to pass on.
+        let inner = unsafe { self.inner() };
+        // SAFETY: as above.
+        unsafe { self.drain_outer(inner) };
+        let start = if mark.removals == inner.list.removals { node_at(mark.after) } else { ptr::null_mut() };
+        // SAFETY: as in `take_first_matching`.
+        match unsafe { inner.list.find_after(start, &mut matches) } {
+            Ok(previous) => {
+                // SAFETY: `previous` is null or a node of the list whose successor matched.
+                let node = unsafe { inner.list.unlink_after(previous) };
+                // `previous` stays in the list (only its successor went): exact at the new count.
+                *mark = Mark { after: previous.expose_provenance(), removals: inner.list.removals };
+                Some(node)
+            }
+            Err(last) => {
+                *mark = Mark { after: last.expose_provenance(), removals: inner.list.removals };
+                None
+            }
         }
     }
 

@@ -254,6 +254,54 @@ fn loom_receive_loop_never_loses_a_wake() {
     check("receive loop, 2 senders", None, || receive_loop::<Portable>(2));
 }
 
+/// A selective receive: the consumer waits for sender 1's signal while sender 0's (which it
+/// skips) and an older one queued before the race stay put. It blocks with
+/// `prepare_wait_for_more` whenever a scan from its mark finds no match, and only the producer
+/// whose push returned `Wake` wakes it. A lost wake-up leaves it waiting forever; a wrong scan
+/// takes the wrong signal or loses the order of the rest.
+fn selective_receive_loop<A: HeadAtomics>() {
+    let queue = Arc::new(SignalQueue::<Signal, A>::new());
+    queue.push(Node::boxed((9, 0))).expect("open");
+    let woken = Arc::new(AtomicBool::new(false));
+    let producers: Vec<_> = (0..2)
+        .map(|sender| {
+            let (queue, woken) = (Arc::clone(&queue), Arc::clone(&woken));
+            thread::spawn(move || {
+                if queue.push(Node::boxed((sender, 0))).expect("open") == Pushed::Wake {
+                    // ORDERING: as in `receive_loop`.
+                    assert!(!woken.swap(true, Ordering::Release), "two wakes for one wait");
+                }
+            })
+        })
+        .collect();
+    let consumer = consumer(&queue);
+    let mut from = crate::Mark::START;
+    let taken = loop {
+        match consumer.take_first_matching(from, |&(sender, _)| sender == 1) {
+            Ok(node) => break node.into_value(),
+            Err(mark) => from = mark,
+        }
+        if consumer.prepare_wait_for_more() == Wait::Blocked {
+            // ORDERING: pairs with the waker's Release swap above.
+            while !woken.swap(false, Ordering::Acquire) {
+                thread::yield_now();
+            }
+        }
+    };
+    for producer in producers {
+        producer.join().expect("producer");
+    }
+    assert_eq!(taken, (1, 0));
+    let rest: Vec<Signal> = core::iter::from_fn(|| consumer.pop().map(|node| node.into_value())).collect();
+    assert_eq!(rest, [(9, 0), (0, 0)], "the skipped signals stay, in their order");
+    assert!(!woken.load(Ordering::Relaxed), "a wake without a wait");
+}
+
+#[test]
+fn loom_selective_receive_loop_never_loses_a_wake() {
+    check("selective receive loop, 2 senders", None, selective_receive_loop::<Portable>);
+}
+
 /// `senders` producers push `per_sender` signals each while the consumer pops once and closes:
 /// every signal is popped, returned by `close`, or refused back to its pusher, exactly once.
 fn close_races_pushes<A: HeadAtomics>(senders: usize, per_sender: u32) {

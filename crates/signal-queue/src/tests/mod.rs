@@ -61,6 +61,9 @@ impl<T, A: HeadAtomics> Consumer<'_, T, A> {
     pub(crate) fn prepare_wait(&self) -> Wait {
         unsafe { self.queue.prepare_wait() }
     }
+    pub(crate) fn prepare_wait_for_more(&self) -> Wait {
+        unsafe { self.queue.prepare_wait_for_more() }
+    }
     pub(crate) fn cancel_wait(&self) -> Cancel {
         unsafe { self.queue.cancel_wait() }
     }
@@ -73,6 +76,9 @@ impl<T, A: HeadAtomics> Consumer<'_, T, A> {
         matches: impl FnMut(&T) -> bool,
     ) -> Result<Box<Node<T>>, Mark> {
         unsafe { self.queue.take_first_matching(from, matches) }
+    }
+    pub(crate) fn take_matching_from(&self, mark: &mut Mark, matches: impl FnMut(&T) -> bool) -> Option<Box<Node<T>>> {
+        unsafe { self.queue.take_matching_from(mark, matches) }
     }
     pub(crate) fn remove_first(&self, matches: impl FnMut(&T) -> bool) -> Option<Box<Node<T>>> {
         unsafe { self.queue.remove_first(matches) }

@@ -23,6 +23,10 @@ enum Op {
         residue: u8,
         from_saved: bool,
     },
+    /// Selective receive with the saved mark as a cursor (`take_matching_from`).
+    TakeMatchingFrom(u8),
+    /// A wait for a signal newer than every queued one (`prepare_wait_for_more`).
+    PrepareWaitForMore,
     Mark,
     RemoveFirst(u8),
     Close,
@@ -37,6 +41,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::CancelWait),
         1 => Just(Op::Claim),
         3 => (0..4u8, any::<bool>()).prop_map(|(residue, from_saved)| Op::TakeMatching { residue, from_saved }),
+        2 => (0..4u8).prop_map(Op::TakeMatchingFrom),
+        1 => Just(Op::PrepareWaitForMore),
         1 => Just(Op::Mark),
         1 => (0..4u8).prop_map(Op::RemoveFirst),
         1 => Just(Op::Close),
@@ -160,6 +166,34 @@ proptest! {
                             }
                         }
                     }
+                }
+                Op::TakeMatchingFrom(residue) => {
+                    model.take();
+                    let skip = model.saved.unwrap_or(0);
+                    let position = model.values.iter().skip(skip).position(|v| v % 4 == residue).map(|p| p + skip);
+                    let got = consumer.take_matching_from(&mut saved, |v| v % 4 == residue).map(Node::into_value);
+                    match position {
+                        Some(position) => {
+                            prop_assert_eq!(got, model.remove(position));
+                            // The cursor names the match's predecessor, which stays.
+                            model.saved = Some(position);
+                        }
+                        None => {
+                            prop_assert_eq!(got, None);
+                            model.saved = Some(model.values.len());
+                        }
+                    }
+                }
+                Op::PrepareWaitForMore => {
+                    let expected = match model.word {
+                        Word::Empty | Word::Waiting => {
+                            model.word = Word::Waiting;
+                            Wait::Blocked
+                        }
+                        Word::Nodes => Wait::NotEmpty,
+                        Word::Closed => Wait::Closed,
+                    };
+                    prop_assert_eq!(consumer.prepare_wait_for_more(), expected);
                 }
                 Op::Mark => {
                     model.take();
