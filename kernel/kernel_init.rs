@@ -165,6 +165,8 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     exception::set_handlers(exception::Handlers { irq: smp::handle_irq, process_fault: sched::on_process_fault });
     smp::set_handlers(smp::Handlers {
         tick: sched::on_tick,
+        timers: sched::on_timers,
+        earliest_deadline: sched::earliest_deadline_here,
         job_queued: sched::job_queued,
         dump: sched::debug_dump,
         hold_current: sched::hold_current_on_core,

@@ -52,6 +52,9 @@ pub struct PerCore {
     mpidr: AtomicU64,
     /// Timer ticks this core has taken.
     ticks: AtomicU64,
+    /// When this core's next tick is due (its own: written and read by the core only). The
+    /// generic timer is armed for the earlier of this and the earliest timer deadline.
+    next_tick: AtomicU64,
     /// Cores with a ping not yet counted by this core.
     pings_pending: CoreSet,
     /// Pings counted, by sending core.
@@ -80,6 +83,7 @@ impl PerCore {
             online: AtomicBool::new(false),
             mpidr: AtomicU64::new(0),
             ticks: AtomicU64::new(0),
+            next_tick: AtomicU64::new(0),
             pings_pending: CoreSet::new(),
             pings_from: [const { AtomicU32::new(0) }; MAX_CORES],
             unexpected_irqs: AtomicU64::new(0),
@@ -207,7 +211,7 @@ pub(crate) fn bring_core_online(id: usize) -> Result<(), GicError> {
     let gic = gic();
     gic.init_core_interface(id, mpidr)?;
     gic.enable_private(timer::TIMER_INTID);
-    timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
+    start_tick(me);
     crate::println!("core {id} online el={} mpidr={mpidr:#x}", cpu::current_el());
     // ORDERING: Release publishes this core's GIC registration (its SGI target) and mpidr to
     // whoever sees it online (Acquire in `is_online`) and may then send it SGIs.
@@ -235,7 +239,7 @@ pub(crate) fn rejoin_this_core(id: usize) -> Result<(), GicError> {
     let gic = gic();
     gic.init_core_interface(id, mpidr)?;
     gic.enable_private(timer::TIMER_INTID);
-    timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
+    start_tick(me);
     {
         let _jobs = me.jobs.lock();
         // ORDERING: Relaxed: read and written under the jobs lock.
@@ -308,6 +312,11 @@ fn on_ping(me: &PerCore) {
 pub struct Handlers {
     /// Every core's tick (IRQ context, IRQs masked); may rewrite the frame to end a slice.
     pub tick: fn(&mut TrapFrame),
+    /// Fires the timers due on this core (IRQ context, IRQs masked), at every timer
+    /// interrupt: a tick, or a deadline the timer was armed for.
+    pub timers: fn(),
+    /// The earliest timer deadline this core serves (`u64::MAX`: none), to arm the timer for.
+    pub earliest_deadline: fn() -> u64,
     /// A job was queued for this core (called by [`run_on`] once it is in the queue).
     pub job_queued: fn(usize),
     /// Prints the state of the run when the deadline watchdog fires.
@@ -361,15 +370,28 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
         me.irqs.fetch_add(1, Ordering::Relaxed);
         match irq.intid {
             timer::TIMER_INTID => {
-                me.ticks.fetch_add(1, Ordering::Relaxed);
-                // Ends with an ISB, so the new compare value is in force before the EOI below.
-                timer::arm_next(TICK_PERIOD.load(Ordering::Relaxed));
-                if cpu::core_id() == 0 {
-                    check_watchdog(_frame);
+                let now = cpu::counter();
+                // ORDERING: Relaxed: the core's own value.
+                let tick_due = now >= me.next_tick.load(Ordering::Relaxed);
+                if tick_due {
+                    me.ticks.fetch_add(1, Ordering::Relaxed);
+                    advance_tick(me, now);
                 }
-                // May end the running process's slice: the frame then returns to the scheduler.
                 if let Some(handlers) = HANDLERS.get() {
-                    (handlers.tick)(_frame);
+                    // Timers first, so a process they wake is queued before a slice ends.
+                    (handlers.timers)();
+                }
+                // Ends with an ISB, so the new compare value is in force before the EOI below.
+                arm(me);
+                if tick_due {
+                    if cpu::core_id() == 0 {
+                        check_watchdog(_frame);
+                    }
+                    // May end the running process's slice: the frame then returns to the
+                    // scheduler.
+                    if let Some(handlers) = HANDLERS.get() {
+                        (handlers.tick)(_frame);
+                    }
                 }
             }
             id if id == Sgi::Wake as u32 => {}
@@ -383,6 +405,43 @@ pub fn handle_irq(_frame: &mut TrapFrame) {
             }
         }
         gic.end_of_interrupt(irq);
+    }
+}
+
+/// The first tick of a core coming online, a period from now.
+fn start_tick(me: &PerCore) {
+    let period = TICK_PERIOD.load(Ordering::Relaxed);
+    // ORDERING: Relaxed: the core's own value.
+    me.next_tick.store(cpu::counter() + period, Ordering::Relaxed);
+    arm(me);
+}
+
+/// The tick after the one due now: a period after it, so ticks do not drift by handler
+/// latency, or a period from now after a long stall (no burst of stale ticks).
+fn advance_tick(me: &PerCore, now: u64) {
+    let period = TICK_PERIOD.load(Ordering::Relaxed);
+    // ORDERING: Relaxed: the core's own value.
+    let mut next = me.next_tick.load(Ordering::Relaxed).wrapping_add(period);
+    if next <= now {
+        next = now + period;
+    }
+    me.next_tick.store(next, Ordering::Relaxed);
+}
+
+/// Arms this core's generic timer for the earlier of its next tick and the earliest timer
+/// deadline it serves (the scheduler's, through `Handlers::earliest_deadline`).
+fn arm(me: &PerCore) {
+    // ORDERING: Relaxed: the core's own value.
+    let next_tick = me.next_tick.load(Ordering::Relaxed);
+    let deadline = HANDLERS.get().map_or(u64::MAX, |handlers| (handlers.earliest_deadline)());
+    timer::arm_at(next_tick.min(deadline));
+}
+
+/// A timer deadline was set on this core (IRQs masked): arms the generic timer for it if it
+/// comes before what the timer is armed for, so it fires at its time, not at the next tick.
+pub fn deadline_added(deadline: u64) {
+    if deadline < timer::armed_at() {
+        timer::arm_at(deadline);
     }
 }
 

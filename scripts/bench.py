@@ -31,6 +31,8 @@ QEMU_SUITES = {
     "sched.traced": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 trace=on"),
     "sched.no_frame_pointers": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "signals": ("bench-signals", ICOUNT_ONE_CORE, "slice_us=1000000"),
+    "receive": ("bench-receive", ICOUNT_ONE_CORE, "slice_us=1000000"),
+    "timers": ("bench-timers", ICOUNT_ONE_CORE, "slice_us=1000000"),
 }
 # Suites run on a build of their own: suite -> (cargo target directory, RUSTFLAGS, suffix added
 # to every figure's name). The kernel keeps frame pointers (.cargo/config.toml) so it can print

@@ -18,7 +18,7 @@ use crate::arch::cpu;
 pub(super) const JOBS: u32 = 1 << 0;
 /// Another core put a process in this core's inbox.
 pub(super) const INBOX: u32 = 1 << 1;
-/// A `receive_timeout` deadline is pending here.
+/// A timer is pending in a table this core serves (`timers`).
 pub(super) const TIMEOUTS: u32 = 1 << 2;
 /// Push rebalancing is on and this core (0) does it.
 pub(super) const REBALANCE: u32 = 1 << 3;
@@ -96,7 +96,6 @@ pub(super) fn loop_needed(core: &mut OnCore) -> bool {
         return true;
     }
     let now = cpu::counter();
-    let local = core.local();
-    (bits & TIMEOUTS != 0 && local.timeouts.earliest() <= now)
-        || (bits & REBALANCE != 0 && now.wrapping_sub(local.last_rebalance) >= rebalance_period_counts())
+    (bits & TIMEOUTS != 0 && core.local().timers_due <= now)
+        || (bits & REBALANCE != 0 && now.wrapping_sub(core.local().last_rebalance) >= rebalance_period_counts())
 }

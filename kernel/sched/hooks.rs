@@ -45,6 +45,18 @@ fn sample_queue_length() {
     trace::record(Event::Queue, id, 0, 0, runnable.min(u32::MAX as usize) as u32);
 }
 
+/// Timer interrupt (IRQ context): fires the timers due on this core. Whatever ran with IRQs
+/// open held no `OnCore` (a process, a job, an idle wait), so the scheduler's is free to lend.
+pub(crate) fn on_timers() {
+    // No timer pending here (the common tick): no need to reach the core's scheduler, which a
+    // core still starting may not have yet.
+    if super::timers::earliest_here() > cpu::counter() {
+        return;
+    }
+    let mut core = OnCore::enter();
+    super::timers::expire_due(&mut core);
+}
+
 /// Timer tick (IRQ context): ends the running process's slice when it has had its time (and,
 /// while tracing, samples the run-queue length first).
 pub(crate) fn on_tick(frame: &mut TrapFrame) {

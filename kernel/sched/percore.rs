@@ -26,7 +26,6 @@ use super::node_cache::NodeCache;
 use super::process::ExitReason;
 use super::runqueue::{RunQueues, SharedQueues};
 use super::stats::{self, CoreStats};
-use super::timeouts::Timeouts;
 use crate::arch::context::Context;
 use crate::arch::cpu::{self, IrqState};
 use crate::mm::heap::{self, TurnCount};
@@ -58,7 +57,6 @@ pub(super) struct CoreLocal {
     pub pending: Pending,
     pub queues: RunQueues,
     pub slice_started: u64,
-    pub timeouts: Timeouts,
     /// Free signal nodes for this core's sends (`node_cache`).
     pub node_cache: NodeCache,
     pub rng: Rng,
@@ -67,6 +65,10 @@ pub(super) struct CoreLocal {
     pub last_steal: [u64; MAX_CORES],
     /// When core 0 last looked for severe imbalance.
     pub last_rebalance: u64,
+    /// The earliest timer deadline this core knows of in the tables it serves (`timers`; 0:
+    /// look every round, it serves an offline core's table too). Kept by the owner when it
+    /// sets or fires timers; a cancel elsewhere leaves it early, which costs one look.
+    pub timers_due: u64,
     /// This core counts in `SEARCHING`.
     pub searching: bool,
     /// When this core's current search began, and how many rounds it has made.
@@ -99,9 +101,6 @@ pub(crate) struct CoreScheduler {
     /// Read and written under the inbox's lock: the core has left (or is leaving) and takes
     /// nothing more in its inbox; a waker goes to another core (`wake::deliver`).
     pub(super) inbox_closed: AtomicBool,
-    /// `receive_timeout` deadlines a leaving core handed to this one, merged by the owner when
-    /// it drains its inbox.
-    pub(super) adopted_timeouts: IrqSpinLock<alloc::vec::Vec<super::timeouts::Timeout>>,
     pub(super) inbox_len: AtomicUsize,
     pub(super) sleeping: AtomicBool,
     pub(super) queues: SharedQueues,
@@ -131,12 +130,12 @@ impl CoreScheduler {
                 pending: Pending::Nothing,
                 queues: RunQueues::new(),
                 slice_started: 0,
-                timeouts: Timeouts::new(),
                 node_cache: NodeCache::new(),
                 rng: Rng::new(1),
                 adaptive: AdaptiveState::new(),
                 last_steal: [NEVER; MAX_CORES],
                 last_rebalance: 0,
+                timers_due: u64::MAX,
                 searching: false,
                 search_started: 0,
                 search_rounds: 0,
@@ -144,7 +143,6 @@ impl CoreScheduler {
             inbox: IrqSpinLock::new(VecDeque::new()),
             inbox_len: AtomicUsize::new(0),
             inbox_closed: AtomicBool::new(false),
-            adopted_timeouts: IrqSpinLock::new(alloc::vec::Vec::new()),
             sleeping: AtomicBool::new(false),
             queues: SharedQueues::new(),
             attention: AtomicU32::new(0),

@@ -7,11 +7,11 @@ use core::sync::atomic::{Ordering, fence};
 
 use beamcore_signal_queue::{Cancel, Mark, Wait};
 
-use super::attention;
 use super::dispatch::{exit_out, requested_exit, switch_out};
 use super::percore::{OnCore, Pending};
 use super::process::{self, Message, Process};
 use super::stats::add;
+use super::timers;
 use crate::time;
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
@@ -80,8 +80,7 @@ enum WaitFor {
 /// whose push reads WAITING, a waker that is not a sender (a timeout, a kill, an exit signal:
 /// `claim_wake`), or the process itself taking its wait back (`cancel_wait`).
 #[inline(always)]
-fn block(core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, wait_for: WaitFor) -> Option<OnCore> {
-    let mut core = core;
+fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, wait_for: WaitFor) -> Option<OnCore> {
     // ORDERING: Relaxed: written only by the process itself; a timeout reads it as a hint
     // (at worst a stale timeout wakes a later wait, which `receive` takes as no message).
     let sequence = process.wait_sequence.load(Ordering::Relaxed).wrapping_add(1);
@@ -113,6 +112,7 @@ fn block(core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, wait
     // read of the flag; its write of the flag, then its read of the word). With a SeqCst fence
     // on both sides at least one sees the other: it claims our wait, or we see its flag.
     fence(Ordering::SeqCst);
+    let mut timer = None;
     // ORDERING: Relaxed: ordered by the fence above.
     if process.exit_requested.load(Ordering::Relaxed) {
         // SAFETY: as above, right after a `prepare_wait` that said `Blocked`.
@@ -126,8 +126,17 @@ fn block(core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, wait
             Cancel::WakeClaimed => {}
         }
     } else if let Some(deadline) = deadline {
-        core.local().timeouts.add(slot, deadline, sequence);
-        attention::set_own(&core, attention::TIMEOUTS, true);
+        timer = timers::set_wait_deadline(&mut core, slot, deadline, sequence);
+        if timer.is_none() {
+            // No memory for the deadline: a wait without one could last for ever, so the
+            // process does not block but comes back and looks again (a poll, until memory or a
+            // signal comes).
+            // SAFETY: as above, right after a `prepare_wait` that said `Blocked`.
+            if unsafe { process.signals.cancel_wait() } == Cancel::Cancelled {
+                process.registers_not_live();
+                return Some(core);
+            }
+        }
     }
     // A check build (`make test-shared-wake`) holds the process here, waiting but its
     // registers not yet saved, so that a waker on another core queues it inside that window.
@@ -139,6 +148,11 @@ fn block(core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, wait
         }
     }
     switch_out(core, Pending::Block);
+    // Woken: by a signal, an exit, or the deadline (whose timer is gone then). A deadline
+    // still pending is removed, so waits do not leave timers behind.
+    if let Some(timer) = timer {
+        timers::clear_wait_deadline(timer);
+    }
     None
 }
 

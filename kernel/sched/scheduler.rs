@@ -28,9 +28,10 @@ use super::settings::{search_timing, shared_queues, slice_counts};
 use super::shared_queue;
 use super::stats::{self, add};
 use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
+use super::timers;
 use super::trace::{self, Event};
-use super::wake::{drain_inbox, make_runnable};
-use super::{active, offline, process};
+use super::wake::drain_inbox;
+use super::{active, offline};
 use crate::arch::cpu;
 use crate::smp;
 
@@ -141,25 +142,16 @@ pub(crate) fn run_loop() -> ! {
     }
 }
 
-/// Wakes the processes whose `receive_timeout` deadline has passed.
+/// Fires the timers due in the tables this core serves (the interrupt fires them too; this
+/// catches a deadline that passed while IRQs were masked, and tables served for offline cores).
 fn expire_timeouts(core: &mut OnCore) {
-    if core.local().timeouts.is_empty() {
-        return;
+    if timers::any_here(core) {
+        timers::expire_due(core);
+        // The earliest deadline may have moved later: the generic timer stays armed for the
+        // old one at worst (one early interrupt), and for a table adopted meanwhile it is
+        // armed here.
+        crate::smp::deadline_added(timers::earliest_here());
     }
-    let now = cpu::counter();
-    while let Some(slot) = core.local().timeouts.expire_one(now) {
-        trace::process_event(Event::Wake, core.id(), slot, core.id() as u32);
-        // A deadline handed over by a core that left: the process goes where it belongs (its
-        // core's inbox, or the substitute of a core still offline), not necessarily here.
-        // ORDERING: Relaxed: this core made it `Runnable` and owns it now.
-        if process::slot(slot).core.load(Ordering::Relaxed) == core.id() {
-            core.enqueue(slot);
-        } else {
-            make_runnable(core, slot);
-        }
-    }
-    let any_left = !core.local().timeouts.is_empty();
-    attention::set_own(core, attention::TIMEOUTS, any_left);
 }
 
 /// An idle core that found nothing: keep searching (a short pause, growing exponentially with

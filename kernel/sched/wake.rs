@@ -129,25 +129,6 @@ pub(super) fn drain_inbox(core: &mut OnCore) {
             core.enqueue(slot);
         }
     }
-    // Left in the count once the inbox is empty: deadlines handed over (or an item pushed just
-    // now, which costs a look at an empty list).
-    if me.inbox_len.load(Ordering::Relaxed) != 0 {
-        adopt_timeouts(core);
-    }
-}
-
-/// Merges the deadlines a leaving core handed over (`timeouts::hand_over`).
-#[cold]
-fn adopt_timeouts(core: &mut OnCore) {
-    let me = core.scheduler();
-    let adopted = core::mem::take(&mut *me.adopted_timeouts.lock());
-    if adopted.is_empty() {
-        return;
-    }
-    // ORDERING: Relaxed: a hint, as for the inbox's items.
-    me.inbox_len.fetch_sub(adopted.len(), Ordering::Relaxed);
-    core.local().timeouts.adopt(adopted);
-    attention::set_own(core, attention::TIMEOUTS, true);
 }
 
 /// Queues a newly spawned process (already `Runnable`) on `target`.

@@ -17,14 +17,11 @@
 
 mod errors;
 
-use alloc::vec::Vec;
-
 use core::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use super::active::{ACTIVE, MOVED, retarget, substitute};
 use super::attention;
-use super::percore::{self, OnCore, scheduler};
-use super::timeouts::Timeout;
+use super::percore::{self, OnCore};
 use crate::arch::cpu;
 use crate::core_power::{self, PowerError};
 use crate::mm::layout::MAX_CORES;
@@ -223,11 +220,14 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
         moved += 1;
     }
     MOVED.fetch_add(moved, Ordering::Relaxed);
-    // 5. Pending deadlines go to one online core, which checks them from now on.
-    let timeouts = core.local().timeouts.take_all();
-    if !timeouts.is_empty() {
-        TIMEOUTS_MOVED.fetch_add(timeouts.len() as u64, Ordering::Relaxed);
-        hand_over_timeouts(timeouts, targets.next());
+    // 5. Its timers' table goes to one online core, which serves it from now on (fires its
+    // timers, arms its own generic timer for them) until this core is back.
+    let target = targets.next();
+    let pending = super::timers::hand_over(me, target);
+    if pending != 0 {
+        TIMEOUTS_MOVED.fetch_add(pending as u64, Ordering::Relaxed);
+        // Wake it so that it arms its timer for them now (`scheduler::expire_timeouts`).
+        let _ = crate::smp::send_sgi(target, crate::smp::Sgi::Wake);
     }
     attention::set_own(&core, attention::TIMEOUTS, false);
     // 6. Stop: no interrupt, no tick, nothing runs here until the core rejoins.
@@ -254,9 +254,12 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
 pub(crate) fn rejoin_scheduling() {
     percore::bind_this_core();
     let me = cpu::core_id();
+    // Its timers' table is its own again (served by another core while it was away).
+    super::timers::take_back(me);
     {
         let mut core = OnCore::enter();
         super::wake::open_inbox(&mut core);
+        attention::set_own(&core, attention::TIMEOUTS, true);
         let local = core.local();
         local.searching = false;
         local.search_rounds = 0;
@@ -280,28 +283,5 @@ impl ActiveRoundRobin {
     fn next(&mut self) -> usize {
         self.last = substitute(self.last);
         self.last
-    }
-}
-
-/// A leaving core's deadlines, given to `target` (an active core): it merges them when it next
-/// drains its inbox (the `INBOX` bit), and from then on expires them as its own. A process
-/// whose deadline passes there is queued through its own core's inbox if that is not `target`
-/// (`scheduler::expire_timeouts`), so a binding is never broken.
-fn hand_over_timeouts(timeouts: Vec<Timeout>, target: usize) {
-    let scheduler = scheduler(target);
-    let count = timeouts.len();
-    {
-        // Growing the list may allocate; a failure would lose deadlines: a kernel panic, never
-        // a silent loss.
-        let mut adopted = scheduler.adopted_timeouts.lock();
-        adopted.extend(timeouts);
-        // ORDERING: SeqCst, as the inbox's count (the sleeper's Dekker pair in `sleep`): the
-        // target either sees the count or is seen asleep and woken. Each deadline counts one,
-        // taken off when `drain_inbox` merges it.
-        scheduler.inbox_len.fetch_add(count, Ordering::SeqCst);
-    }
-    attention::inbox_filled(target);
-    if scheduler.sleeping.load(Ordering::SeqCst) {
-        let _ = crate::smp::send_sgi(target, crate::smp::Sgi::Wake);
     }
 }
