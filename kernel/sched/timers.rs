@@ -260,6 +260,11 @@ fn fire(core: &mut OnCore, action: Action) {
 /// A leaving core's table goes to `target`, which serves it (fires its timers, arms its own
 /// generic timer for them) until this core comes back: returns how many timers were pending.
 pub(super) fn hand_over(me: usize, target: usize) -> usize {
+    // ORDERING: SeqCst, as every change of a core set another core reads; the target's read
+    // (`any_here`, Relaxed) comes after the wake-up SGI the caller sends (`send_sgi` makes a DSB
+    // before it), and a target that still missed it sees it at its next loop round (every
+    // tick): the table's deadlines may fire a tick late then, never be lost. The timers
+    // themselves are read under the table's lock.
     TABLES[target].adopted.insert(me, Ordering::SeqCst);
     pending_on(me)
 }
@@ -267,6 +272,8 @@ pub(super) fn hand_over(me: usize, target: usize) -> usize {
 /// A core back online serves its own table again; whoever served it stops.
 pub(super) fn take_back(me: usize) {
     for table in TABLES.iter() {
+        // ORDERING: SeqCst, as in `hand_over`. A server that still sees the table for a while
+        // serves it along with its owner, which is harmless: every pop is under its lock.
         table.adopted.remove(me, Ordering::SeqCst);
     }
 }
