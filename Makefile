@@ -80,6 +80,10 @@ help:
 	@echo "                 (console in target/debug/console.log; BOARD=rpi4 too; docs/debugging.md)"
 	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, programs, pure crates on host and bare metal, host benchmarks)"
 	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch, matplotlib (run automatically when missing)"
+	@echo "make new NAME=x  a new program: a Cargo project of its own in DIR/NAME (DIR=.. by default) made from template/,"
+	@echo "                 depending on this checkout by path; its make run / make test / make rpi4 work as here"
+	@echo "make test-examples  every project in examples/ and a fresh make new project, each copied out of the"
+	@echo "                 checkout, built, booted at 1 and 4 cores and tested"
 
 # Installs what is missing (QEMU from bookworm-backports, the Rust target) once per checkout.
 $(SETUP_STAMP): scripts/setup.sh
@@ -281,3 +285,17 @@ clippy:
 
 clean:
 	cargo clean
+
+# A new program (scripts/new-program.sh): template/ copied to $(DIR)/$(NAME) with this checkout's
+# path filled in. Refuses to write over an existing directory.
+DIR ?= ..
+.PHONY: new test-examples
+new:
+	@scripts/new-program.sh "$(NAME)" "$(DIR)"
+
+# Programs built as a user builds them (scripts/test-examples.sh): each of examples/ and a fresh
+# `make new` project, copied to a temporary directory outside the checkout, built (one shared
+# target directory, target/examples), booted at 1 and 4 cores and tested. Not part of `make test`.
+test-examples: $(SETUP_STAMP)
+	@echo "==> test-examples: examples/ and a new project, built and run from outside the checkout"
+	scripts/test-examples.sh

@@ -1,21 +1,18 @@
-//! Links the kernel with `linker.ld` at the selected board's load address.
+//! Links the repository's programs (the binaries and in-QEMU test kernels of this package) with
+//! the kernel's linker script.
 //!
-//! Only the bare-metal target gets the script: host builds of the pure modules (unit tests,
-//! model checks) link as ordinary host programs.
+//! The script is `beamcore.ld`, which the kernel package's build script (kernel/build.rs) writes
+//! from `linker.ld` with the selected board's load address and puts on the link search path of
+//! every package that depends on the kernel. So these programs link exactly as a program in a
+//! project of its own does (template/.cargo/config.toml passes the same `-Tbeamcore.ld`).
+//!
+//! Only the bare-metal target gets the script (and only it can build the kernel).
 
 fn main() {
-    println!("cargo:rerun-if-changed=linker.ld");
     println!("cargo:rerun-if-changed=build.rs");
     let target = std::env::var("TARGET").unwrap_or_default();
     if target != "aarch64-unknown-none" {
         return;
     }
-    let rpi4 = std::env::var_os("CARGO_FEATURE_BOARD_RPI4").is_some();
-    // virt: RAM starts at 0x4000_0000 and QEMU places its 1 MiB device tree there only if that
-    // whole MiB lies below the image, so the kernel starts 2 MiB in (a 2 MiB block boundary).
-    // rpi4: the firmware loads kernel8.img at 0x80000.
-    let load = if rpi4 { "0x80000" } else { "0x40200000" };
-    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
-    println!("cargo:rustc-link-arg=--defsym=__kernel_load_address={load}");
-    println!("cargo:rustc-link-arg=-T{dir}/linker.ld");
+    println!("cargo:rustc-link-arg=-Tbeamcore.ld");
 }

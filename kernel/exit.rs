@@ -42,6 +42,16 @@ pub fn exit(code: ExitCode) -> ! {
     }
 }
 
+/// Calls a program's entry point. `entry!` calls `main` through this function, not through a
+/// `fn() -> ExitCode` pointer, so that a `main` of another type is reported at `main` itself
+/// and in its own terms: "expected `main` to return `ExitCode`, but it returns `()`", or "takes 1
+/// argument" (a pointer would give "mismatched types: expected fn pointer, found fn item").
+#[doc(hidden)]
+#[inline(always)]
+pub fn call_entry<F: FnOnce() -> ExitCode>(main: F) -> ExitCode {
+    main()
+}
+
 /// Names a program's entry point: `fn() -> beamcore::ExitCode`, called on the boot core once
 /// every core is online. The kernel exits with the status it returns. A program with bootargs
 /// of its own names them too, as a `static` [`crate::config::ProgramArgs`]: the kernel parses
@@ -60,8 +70,7 @@ macro_rules! entry {
     ($main:path, settings = $settings:path) => {
         #[unsafe(no_mangle)]
         pub extern "Rust" fn __beamcore_main() -> $crate::ExitCode {
-            let main: fn() -> $crate::ExitCode = $main;
-            main()
+            $crate::exit::call_entry($main)
         }
 
         #[unsafe(no_mangle)]

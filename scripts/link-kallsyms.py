@@ -14,6 +14,11 @@ backtrace on its console.
 
 rustc calls this with the arguments it would give rust-lld (`-flavor gnu ...`) and with the
 toolchain's own bin directory, which holds rust-lld, first on PATH.
+
+When the link fails for one of the usual mistakes of a program, rust-lld's errors are followed
+by a `beamcore:` line saying what to change (`HINTS`): no `entry!`, two of them, no linker
+script (`-Tbeamcore.ld`), or no kernel to find it in. A link without any `-T` is refused
+before rust-lld runs.
 """
 
 import os
@@ -63,13 +68,65 @@ def output_path(args) -> Path:
 # Links with a table in all: the second normally; a third only if the code moved.
 TABLE_LINKS = 2
 
+# Symbols linker.ld defines: undefined, they mean the image was linked without it.
+SCRIPT_SYMBOLS = ("__kernel_start", "__kernel_end", "__text_end", "__rodata_start", "__rodata_end",
+                  "__kallsyms_start", "__kallsyms_end", "__data_start", "__data_end", "__bss_start",
+                  "__bss_end", "__boot_stacks_start", "__boot_stacks_end")
+
+# (pattern in rust-lld's errors, what to tell the user). Each hint is printed once.
+HINTS = (
+    (re.compile(r"undefined symbol: (__beamcore_main|__BEAMCORE_PROGRAM_SETTINGS)\b"),
+     "beamcore: this program has no entry point. Name its main function in its source file\n"
+     "          (src/main.rs, or the test's file in tests/):\n"
+     "              fn main() -> beamcore::ExitCode { ... }\n"
+     "              beamcore::entry!(main);"),
+    (re.compile(r"duplicate symbol: (__beamcore_main|__BEAMCORE_PROGRAM_SETTINGS)\b"),
+     "beamcore: this program has two entry points: `beamcore::entry!` appears in two crates it links\n"
+     "          (the `>>> defined at` lines above say where). Keep one, in the program's own crate;\n"
+     "          a library shared by several programs should not name an entry."),
+    (re.compile(r"undefined symbol: (" + "|".join(SCRIPT_SYMBOLS) + r")\b"),
+     "beamcore: the program was linked without the kernel's linker script. Link with\n"
+     "          `-C link-arg=-Tbeamcore.ld` (rustflags in .cargo/config.toml, as template/ has; note\n"
+     "          that RUSTFLAGS in the environment replaces those rustflags)."),
+    (re.compile(r"cannot find linker script:? beamcore\.ld"),
+     "beamcore: beamcore.ld is written by the kernel package's build script and found on the link\n"
+     "          search path it sets: the program must depend on `beamcore` (the checkout's kernel/)\n"
+     "          and be built for aarch64-unknown-none."),
+)
+
+
+def has_linker_script(args) -> bool:
+    return any(arg.startswith("-T") or arg.startswith("--script") or arg == "-script" for arg in expanded(args))
+
+
+def hints_for(output: str) -> list:
+    """The hints that apply to rust-lld's output, in HINTS order."""
+    return [hint for pattern, hint in HINTS if pattern.search(output)]
+
+
+def link(lld: str, args) -> int:
+    """Runs rust-lld, passing its output on; after a failure, adds the hints that apply."""
+    result = subprocess.run([lld, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    sys.stdout.write(result.stdout)
+    sys.stderr.write(result.stderr)
+    if result.returncode != 0:
+        hints = hints_for(result.stdout + result.stderr)
+        if hints:
+            print("\n" + "\n\n".join(hints), file=sys.stderr)
+    sys.stderr.flush()
+    return result.returncode
+
 
 def main():
     args = sys.argv[1:]
+    if not has_linker_script(args):
+        sys.exit("beamcore: no linker script on the link line. A beamcore program links with\n"
+                 "          `-C link-arg=-Tbeamcore.ld` (rustflags in .cargo/config.toml, as template/ has;\n"
+                 "          RUSTFLAGS in the environment replaces those rustflags: add it there too).")
     lld = rust_lld()
-    first = subprocess.run([lld, *args])
-    if first.returncode != 0:
-        sys.exit(first.returncode)
+    status = link(lld, args)
+    if status != 0:
+        sys.exit(status)
     out = output_path(args)
     for _ in range(TABLE_LINKS):
         table = ksyms.table_of(out)
@@ -77,9 +134,9 @@ def main():
         with tempfile.TemporaryDirectory(prefix="kallsyms-") as scratch:
             obj = Path(scratch) / "kallsyms.o"
             obj.write_bytes(ksyms.relocatable_object(table))
-            again = subprocess.run([lld, *args, str(obj)])
-        if again.returncode != 0:
-            sys.exit(again.returncode)
+            status = link(lld, [*args, str(obj)])
+        if status != 0:
+            sys.exit(status)
         problems = ksyms.check(out)
         if not problems:
             return

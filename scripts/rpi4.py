@@ -4,6 +4,10 @@
     rpi4.py image         target/rpi4/: kernel8.img (no semihosting, checked) + config.txt
     rpi4.py qemu-image    target/rpi4-qemu/: kernel8.img with semihosting (QEMU exits with the
                           kernel's status) + raspi4b.dtb compiled from kernel/board/rpi4-qemu.dts
+    rpi4.py sd-card ELF --out DIR [--cmdline ARGS]
+                          DIR/: kernel8.img (checked), config.txt, cmdline.txt and the ELF, from
+                          an ELF built elsewhere: a program in a project of its own (template/'s
+                          `make rpi4` builds it with `--no-default-features --features board-rpi4`)
     rpi4.py check IMAGE [--elf ELF] [--expect-trap]
                           fails when the flat image holds a semihosting trap (`hlt #0xf000`);
                           with --expect-trap, fails when it does not (shows the check can fail)
@@ -117,18 +121,37 @@ def check(image: Path, elf: Path = None, expect_trap: bool = False) -> bool:
     return False
 
 
+def sd_card_files(elf: Path, out_dir: Path, elf_name: str, cmdline: str = None) -> Path:
+    """out_dir/: kernel8.img (the flat image of `elf`), config.txt, the ELF as `elf_name` and,
+    given `cmdline`, cmdline.txt; fails, removing the image, if semihosting crept in."""
+    image = flat_binary(elf, out_dir / "kernel8.img")
+    shutil.copyfile(elf, out_dir / elf_name)
+    (out_dir / "config.txt").write_text(CONFIG_TXT)
+    files = f"kernel8.img ({image.stat().st_size} bytes), config.txt"
+    if cmdline is not None:
+        (out_dir / "cmdline.txt").write_text(cmdline + "\n")
+        files += ", cmdline.txt"
+    if not check(image, elf):
+        image.unlink()
+        sys.exit("rpi4: kernel8.img removed: it would fault on the board at the end of a run "
+                 "(build it with --no-default-features --features board-rpi4: no semihosting)")
+    print(f"rpi4: {out_dir}/ holds {files} and {elf_name} (symbols, for debugging)")
+    return image
+
+
+def linked_for_rpi4(elf: Path) -> bool:
+    """True when the ELF's entry point is the Pi 4's load address (a board-rpi4 build)."""
+    out = subprocess.run(["llvm-readelf", "-h", str(elf)], check=True, stdout=subprocess.PIPE, text=True).stdout
+    for line in out.splitlines():
+        if line.strip().startswith("Entry point address:"):
+            return int(line.split(":", 1)[1].strip(), 16) == 0x80000
+    return False
+
+
 def build_image() -> Path:
     """target/rpi4/kernel8.img + config.txt for the SD card; fails if semihosting crept in."""
     elf = cargo_build(semihosting=False)
-    image = flat_binary(elf, IMAGE_DIR / "kernel8.img")
-    shutil.copyfile(elf, IMAGE_DIR / "beamcore.elf")
-    (IMAGE_DIR / "config.txt").write_text(CONFIG_TXT)
-    if not check(image, elf):
-        image.unlink()
-        sys.exit("rpi4: kernel8.img removed: it would fault on the board at the end of a run")
-    print(f"rpi4: {IMAGE_DIR}/ holds kernel8.img ({image.stat().st_size} bytes), config.txt and beamcore.elf "
-          "(symbols, for debugging)")
-    return image
+    return sd_card_files(elf, IMAGE_DIR, "beamcore.elf")
 
 
 def build_qemu_image() -> (Path, Path):
@@ -159,6 +182,10 @@ def main():
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("image", help="kernel8.img + config.txt for the SD card, in target/rpi4/")
     sub.add_parser("qemu-image", help="kernel8.img with semihosting + raspi4b.dtb, in target/rpi4-qemu/")
+    card_parser = sub.add_parser("sd-card", help="kernel8.img, config.txt and cmdline.txt from a board-rpi4 ELF")
+    card_parser.add_argument("elf", type=Path, help="a program built with --no-default-features --features board-rpi4")
+    card_parser.add_argument("--out", type=Path, required=True, help="directory for the SD-card files")
+    card_parser.add_argument("--cmdline", default="", help="bootargs for cmdline.txt (default: none)")
     check_parser = sub.add_parser("check", help="look for semihosting traps in a flat image")
     check_parser.add_argument("image", type=Path)
     check_parser.add_argument("--elf", type=Path, help="also disassemble this ELF's code")
@@ -168,6 +195,13 @@ def main():
         build_image()
     elif args.command == "qemu-image":
         build_qemu_image()
+    elif args.command == "sd-card":
+        if not args.elf.is_file():
+            sys.exit(f"rpi4: {args.elf}: no such file")
+        if not linked_for_rpi4(args.elf):
+            sys.exit(f"rpi4: {args.elf} is not linked at 0x80000: build it with "
+                     "--no-default-features --features board-rpi4")
+        sd_card_files(args.elf.resolve(), args.out.resolve(), args.elf.name + ".elf", args.cmdline)
     elif not check(args.image, args.elf, args.expect_trap):
         sys.exit(1)
 

@@ -733,6 +733,31 @@ class KernelSymbols(unittest.TestCase):
             response.write_text("-flavor\ngnu\na.o\n-o\n/t/with\\ space\n")
             self.assertEqual(linker.output_path([f"@{response}"]), Path("/t/with space"))
 
+    def test_the_linker_wants_a_script_given_directly_or_in_a_response_file(self):
+        self.assertTrue(linker.has_linker_script(["-o", "k", "-Tbeamcore.ld"]))
+        self.assertTrue(linker.has_linker_script(["-o", "k", "-T", "x.ld"]))
+        self.assertFalse(linker.has_linker_script(["-flavor", "gnu", "a.o", "-o", "k", "--gc-sections"]))
+        with tempfile.TemporaryDirectory() as scratch:
+            response = Path(scratch) / "linker-arguments"
+            response.write_text("-o\nk\n-Tbeamcore.ld\n")
+            self.assertTrue(linker.has_linker_script([f"@{response}"]))
+
+    def test_the_linker_explains_the_usual_mistakes_and_nothing_else(self):
+        def hints(output):
+            return [hint.split(".")[0] for hint in linker.hints_for(output)]
+        self.assertEqual(hints("rust-lld: error: undefined symbol: __beamcore_main\n>>> referenced by x"),
+                         ["beamcore: this program has no entry point"])
+        self.assertEqual(hints("rust-lld: error: undefined symbol: __BEAMCORE_PROGRAM_SETTINGS"),
+                         ["beamcore: this program has no entry point"])
+        self.assertEqual(hints("rust-lld: error: duplicate symbol: __beamcore_main\n"
+                               "rust-lld: error: duplicate symbol: __BEAMCORE_PROGRAM_SETTINGS"),
+                         ["beamcore: this program has two entry points: `beamcore::entry!` appears in two crates "
+                          "it links\n          (the `>>> defined at` lines above say where)"])
+        self.assertEqual(len(linker.hints_for("rust-lld: error: undefined symbol: __bss_start")), 1)
+        self.assertEqual(len(linker.hints_for("rust-lld: error: cannot find linker script beamcore.ld")), 1)
+        self.assertEqual(linker.hints_for("rust-lld: error: undefined symbol: __beamcore_main_helper"), [])
+        self.assertEqual(linker.hints_for("rust-lld: error: undefined symbol: memcpy"), [])
+
 
 class StructureCheck(unittest.TestCase):
     def write(self, root, files):
