@@ -26,7 +26,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use beamcore::arch::cpu;
-use beamcore::sched::{self, CoreMask, Message, SpawnError, SpawnOptions};
+use beamcore::sched::{self, CoreMask, ExitReason, Message, SpawnError, SpawnOptions};
 use beamcore::{ExitCode, println, smp};
 use beamcore_apps::ensure;
 
@@ -80,7 +80,10 @@ fn main() -> ExitCode {
         // No start core named: main runs on core 0, so a set without core 0 starts on its
         // lowest core, piling processes up there for thieves to take.
         let options = SpawnOptions::default().allowed_cores(set);
-        let spawned = sched::spawn_with(options, move || {
+        // Monitored: the `Down` is sent after the scheduler has counted the end, so once every
+        // `Down` is in, `completed` must show every process (the last `Word` alone comes before
+        // its sender's end is counted, which made this check race the last process's end).
+        let spawned = sched::spawn_monitor(options, move || {
             for _ in 0..TURNS {
                 let core = cpu::core_id();
                 SEEN[index].fetch_or(1 << core, Ordering::Relaxed);
@@ -97,15 +100,18 @@ fn main() -> ExitCode {
         ensure!(spawned.is_ok(), "spawn process {index}: {spawned:?}");
     }
     let mut reported = [0u32; PROCESSES];
-    for _ in 0..PROCESSES {
+    let mut downs = 0;
+    for _ in 0..2 * PROCESSES {
         match sched::receive_timeout(60_000_000) {
             Some(Message::Word(index)) if (index as usize) < PROCESSES => reported[index as usize] += 1,
+            Some(Message::Down { reason: ExitReason::Normal, .. }) => downs += 1,
             other => {
                 println!("test failed: waiting for the processes' ends, got {other:?}");
                 return ExitCode::Failure(1);
             }
         }
     }
+    ensure!(downs == PROCESSES, "{downs} Downs for {PROCESSES} processes");
     let mut moved = 0;
     let mut turns = 0;
     for index in 0..PROCESSES {
