@@ -209,16 +209,16 @@ fn loom_claim_and_cancel_against_a_push_one_claim_per_wait() {
     check("prepare_wait + cancel_wait vs push vs claim_wake", None, || claim_races_push::<Portable>(true));
 }
 
-/// The whole receive loop: the consumer receives `senders` signals, blocking when the queue is
-/// empty, and is woken only by the producer whose push returned `Wake` (a flag it sets). A lost
-/// wake-up leaves the consumer waiting forever, which loom reports as a failure (the spin loop
-/// yields, so loom sees every thread blocked or finished but it).
-fn receive_loop<A: HeadAtomics>(senders: usize) {
-    let queue = Arc::new(SignalQueue::<Signal, A>::new());
-    let woken = Arc::new(AtomicBool::new(false));
-    let producers: Vec<_> = (0..senders)
+/// `senders` producers that push one signal each, `(sender, 0)`, and the one whose push returns
+/// `Wake` sets `woken`: the model's scheduler queueing the consumer.
+fn waking_senders<A: HeadAtomics>(
+    queue: &Arc<SignalQueue<Signal, A>>,
+    woken: &Arc<AtomicBool>,
+    senders: usize,
+) -> Vec<thread::JoinHandle<()>> {
+    (0..senders)
         .map(|sender| {
-            let (queue, woken) = (Arc::clone(&queue), Arc::clone(&woken));
+            let (queue, woken) = (Arc::clone(queue), Arc::clone(woken));
             thread::spawn(move || {
                 if queue.push(Node::boxed((sender, 0))).expect("open") == Pushed::Wake {
                     // ORDERING: the model's scheduler: Release/Acquire so that the wake flag
@@ -227,7 +227,17 @@ fn receive_loop<A: HeadAtomics>(senders: usize) {
                 }
             })
         })
-        .collect();
+        .collect()
+}
+
+/// The whole receive loop: the consumer receives `senders` signals, blocking when the queue is
+/// empty, and is woken only by the producer whose push returned `Wake` (a flag it sets). A lost
+/// wake-up leaves the consumer waiting forever, which loom reports as a failure (the spin loop
+/// yields, so loom sees every thread blocked or finished but it).
+fn receive_loop<A: HeadAtomics>(senders: usize) {
+    let queue = Arc::new(SignalQueue::<Signal, A>::new());
+    let woken = Arc::new(AtomicBool::new(false));
+    let producers = waking_senders(&queue, &woken, senders);
     let consumer = consumer(&queue);
     let mut delivered = Vec::new();
     while delivered.len() < senders {
@@ -263,17 +273,7 @@ fn selective_receive_loop<A: HeadAtomics>() {
     let queue = Arc::new(SignalQueue::<Signal, A>::new());
     queue.push(Node::boxed((9, 0))).expect("open");
     let woken = Arc::new(AtomicBool::new(false));
-    let producers: Vec<_> = (0..2)
-        .map(|sender| {
-            let (queue, woken) = (Arc::clone(&queue), Arc::clone(&woken));
-            thread::spawn(move || {
-                if queue.push(Node::boxed((sender, 0))).expect("open") == Pushed::Wake {
-                    // ORDERING: as in `receive_loop`.
-                    assert!(!woken.swap(true, Ordering::Release), "two wakes for one wait");
-                }
-            })
-        })
-        .collect();
+    let producers = waking_senders(&queue, &woken, 2);
     let consumer = consumer(&queue);
     let mut from = crate::Mark::START;
     let taken = loop {
@@ -299,7 +299,7 @@ fn selective_receive_loop<A: HeadAtomics>() {
 
 #[test]
 fn loom_selective_receive_loop_never_loses_a_wake() {
-    check("selective receive loop, 2 senders", None, selective_receive_loop::<Portable>);
+    check("selective receive loop, 2 senders", Some(3), selective_receive_loop::<Portable>);
 }
 
 /// `senders` producers push `per_sender` signals each while the consumer pops once and closes:
@@ -423,6 +423,13 @@ fn loom_catches_a_wait_that_is_not_a_compare_and_swap() {
 fn loom_catches_a_lost_wake_in_the_receive_loop() {
     must_fail("a lost wake-up in the receive loop", || {
         check("receive loop, load + store wait (must fail)", None, || receive_loop::<StoreWait>(2));
+    });
+}
+
+#[test]
+fn loom_catches_a_lost_wake_in_the_selective_receive_loop() {
+    must_fail("selective receive loop with a load + store wait", || {
+        check("selective receive loop, load + store wait (must fail)", Some(3), selective_receive_loop::<StoreWait>);
     });
 }
 
