@@ -84,6 +84,7 @@ help:
 	@echo "                 depending on this checkout by path; its make run / make test / make rpi4 work as here"
 	@echo "make test-examples  every project in examples/ and a fresh make new project, each copied out of the"
 	@echo "                 checkout, built, booted at 1 and 4 cores and tested"
+	@echo "make test-tutorial  docs/tutorial.md's commands and files run in order in a fresh directory, its output checked"
 
 # Installs what is missing (QEMU from bookworm-backports, the Rust target) once per checkout.
 $(SETUP_STAMP): scripts/setup.sh
@@ -125,7 +126,7 @@ debug: kernel
 	@echo "==> debug: QEMU ($(BOARD)) and gdb-multiarch on $(RUN_ELF)"
 	python3 scripts/debug.py $(RUN_ELF) $(RUN_KERNEL)
 
-test: test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake test-calibration test-handoff
+test: test-host test-qemu test-examples test-tutorial test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake test-calibration test-handoff
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests, and the repository checks"
@@ -289,13 +290,20 @@ clean:
 # A new program (scripts/new-program.sh): template/ copied to $(DIR)/$(NAME) with this checkout's
 # path filled in. Refuses to write over an existing directory.
 DIR ?= ..
-.PHONY: new test-examples
+.PHONY: new test-examples test-tutorial
 new:
 	@scripts/new-program.sh "$(NAME)" "$(DIR)"
 
 # Programs built as a user builds them (scripts/test-examples.sh): each of examples/ and a fresh
 # `make new` project, copied to a temporary directory outside the checkout, built (one shared
-# target directory, target/examples), booted at 1 and 4 cores and tested. Not part of `make test`.
+# target directory, target/examples), booted at 1 and 4 cores and tested. Part of `make test`.
 test-examples: $(SETUP_STAMP)
 	@echo "==> test-examples: examples/ and a new project, built and run from outside the checkout"
 	scripts/test-examples.sh
+
+# The tutorial as a reader follows it (scripts/test-tutorial.sh): docs/tutorial.md's sh blocks run
+# in order in a fresh directory outside the checkout, its files written, each text block's lines
+# checked in the output; built in test-examples' target directory. Part of `make test`.
+test-tutorial: $(SETUP_STAMP)
+	@echo "==> test-tutorial: docs/tutorial.md followed step by step in a fresh directory"
+	scripts/test-tutorial.sh
