@@ -75,7 +75,11 @@ fn run() -> Result<String, String> {
     check_root(root, tally, pool)?;
 
     stop(root)?;
-    check!(back_to(baseline), "{} processes alive after the stop, {baseline} before the start", sched::process_count());
+    check!(
+        tree::back_to(baseline),
+        "{} processes alive after the stop, {baseline} before the start",
+        sched::process_count()
+    );
     check!(sched::whereis(tally::NAME).is_none(), "the name {} is still registered", tally::NAME);
 
     Ok(format!(
@@ -171,17 +175,6 @@ fn down(watch: sched::Ref) -> Option<ExitReason> {
         Message::Down { reason, .. } => Some(reason),
         _ => None,
     }
-}
-
-/// Waits (a second at most) until as many processes are alive as `baseline`.
-fn back_to(baseline: usize) -> bool {
-    for _ in 0..1_000 {
-        if sched::process_count() == baseline {
-            return true;
-        }
-        sched::sleep(1_000);
-    }
-    false
 }
 
 beamcore::entry!(main);

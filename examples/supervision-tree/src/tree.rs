@@ -46,3 +46,16 @@ pub fn child(supervisor: Pid, id: &str) -> Option<Pid> {
     let children = supervisor::which_children(supervisor).ok()?;
     children.into_iter().find(|child| child.id == id)?.pid
 }
+
+/// Waits (a second at most) until as many processes are alive as `baseline`: a tree that was
+/// told to stop ends its processes one by one, and the last ends a little after the root's
+/// `Down` (each process is counted out when it has ended, after its signals went).
+pub fn back_to(baseline: usize) -> bool {
+    for _ in 0..1_000 {
+        if beamcore::sched::process_count() == baseline {
+            return true;
+        }
+        beamcore::sched::sleep(1_000);
+    }
+    false
+}

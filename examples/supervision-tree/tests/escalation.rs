@@ -84,7 +84,7 @@ fn run() -> Result<(), String> {
     check!(root_reason == ExitReason::Shutdown, "the root ended with {root_reason}");
     check!(!sched::is_alive(tally) && !sched::is_alive(pool), "the tally or the pool outlived the root");
     check!(sched::whereis(tally::NAME).is_none(), "the tally's name is still registered");
-    check!(back_to(baseline), "{} processes alive, {baseline} before the tree", sched::process_count());
+    check!(tree::back_to(baseline), "{} processes alive, {baseline} before the tree", sched::process_count());
     println!("test escalation: fragile gave up again within 5 s: the root gave up ({root_reason}): ok");
     Ok(())
 }
@@ -120,17 +120,6 @@ fn exit_of(from: Pid) -> Option<ExitReason> {
         Message::Exit { reason, .. } => Some(reason),
         _ => None,
     }
-}
-
-/// Waits (a second at most) until as many processes are alive as `baseline`.
-fn back_to(baseline: usize) -> bool {
-    for _ in 0..1_000 {
-        if sched::process_count() == baseline {
-            return true;
-        }
-        sched::sleep(1_000);
-    }
-    false
 }
 
 beamcore::entry!(main);
