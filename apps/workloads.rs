@@ -486,6 +486,10 @@ pub fn uts(root_children: u64, children: u64, percent: u64) -> Outcome {
 pub fn bang(senders: u64, messages: u64) -> Outcome {
     let me = sched::self_pid().expect("run from a process");
     let cores = smp::cores_online();
+    // The verdict's text is written into room reserved now: a spawn refused because the
+    // senders' messages fill the heap (16 MiB of RAM) must still end with a verdict, and a
+    // `format!` then would need memory there is none of.
+    let detail = String::with_capacity(VERDICT_BYTES);
     let receiver = sched::spawn_with(SpawnOptions::default().on_core(0), move || {
         let mut next = alloc::vec![0u64; senders as usize];
         let mut disorder = 0u64;
@@ -504,7 +508,13 @@ pub fn bang(senders: u64, messages: u64) -> Outcome {
     });
     let receiver = match receiver {
         Ok(pid) => pid,
-        Err(error) => return Outcome { ok: false, detail: format!("spawn receiver: {error}"), processes: 0 },
+        Err(error) => {
+            return Outcome {
+                ok: false,
+                detail: verdict(detail, format_args!("spawn receiver: {error}")),
+                processes: 0,
+            };
+        }
     };
     for sender in 0..senders {
         let options = SpawnOptions::default().stack_bytes(4096).on_core(sender as usize % cores);
@@ -523,18 +533,48 @@ pub fn bang(senders: u64, messages: u64) -> Outcome {
         if let Err(error) = spawned {
             // The receiver waits for every sender's messages: it would wait forever.
             end_all(&[receiver]);
-            return Outcome { ok: false, detail: format!("spawn sender {sender}: {error}"), processes: sender + 1 };
+            let detail = verdict(detail, format_args!("spawn sender {sender}: {error}"));
+            return Outcome { ok: false, detail, processes: sender + 1 };
         }
     }
     let processes = senders + 1;
     match sched::receive_timeout(120_000_000) {
         Some(Message::Word(0)) => Outcome {
             ok: true,
-            detail: format!("{} messages from {senders} senders, each sender's in order", senders * messages),
+            detail: verdict(
+                detail,
+                format_args!("{} messages from {senders} senders, each sender's in order", senders * messages),
+            ),
             processes,
         },
-        other => Outcome { ok: false, detail: format!("bang: out of order or lost: {other:?}"), processes },
+        other => Outcome {
+            ok: false,
+            detail: verdict(detail, format_args!("bang: out of order or lost: {other:?}")),
+            processes,
+        },
     }
+}
+
+/// Room reserved for a verdict written when memory may be short.
+const VERDICT_BYTES: usize = 160;
+
+/// Writes `text` into `buffer`, reserved beforehand, cutting it at the reserved room rather
+/// than growing it (growing could fail when the heap is full).
+fn verdict(mut buffer: String, text: core::fmt::Arguments<'_>) -> String {
+    struct Bounded<'a>(&'a mut String);
+    impl core::fmt::Write for Bounded<'_> {
+        fn write_str(&mut self, s: &str) -> core::fmt::Result {
+            let room = self.0.capacity() - self.0.len();
+            let mut cut = s.len().min(room);
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.0.push_str(&s[..cut]);
+            Ok(())
+        }
+    }
+    let _ = core::fmt::Write::write_fmt(&mut Bounded(&mut buffer), text);
+    buffer
 }
 
 /// Processes chased around the cores until the migration limit stops them. Every core has a
