@@ -22,13 +22,19 @@ pub fn counts_to_ns(counts: u64) -> u64 {
     (u128::from(counts) * 1_000_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
 }
 
+/// The counter reading `us` microseconds from now (saturating): a deadline for a wait or a
+/// timer.
+pub fn count_after_us(us: u64) -> u64 {
+    now_count().saturating_add(us_to_counts(us))
+}
+
 /// A point in counter time after which a bounded wait gives up.
 #[derive(Clone, Copy, Debug)]
 pub struct Deadline(u64);
 
 impl Deadline {
     pub fn after_us(us: u64) -> Deadline {
-        Deadline(now_count().saturating_add(us_to_counts(us)))
+        Deadline(count_after_us(us))
     }
 
     pub fn expired(&self) -> bool {

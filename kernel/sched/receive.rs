@@ -26,7 +26,7 @@ pub fn receive() -> Message {
 
 /// Like [`receive`], but gives up after `timeout_us` microseconds and returns `None`.
 pub fn receive_timeout(timeout_us: u64) -> Option<Message> {
-    let deadline = time::now_count().saturating_add(time::us_to_counts(timeout_us));
+    let deadline = time::count_after_us(timeout_us);
     loop {
         match wait_for_message(Some(deadline)) {
             Some(message) => return Some(message),
@@ -142,7 +142,7 @@ fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, 
     // registers not yet saved, so that a waker on another core queues it inside that window.
     #[cfg(sched_widen_block_window)]
     {
-        let until = time::now_count().saturating_add(time::us_to_counts(50));
+        let until = time::count_after_us(50);
         while time::now_count() < until {
             core::hint::spin_loop();
         }
@@ -165,24 +165,13 @@ fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, 
 /// not receive.
 pub fn receive_matching(mut matches: impl FnMut(&Message) -> bool) -> Message {
     let mut from = Mark::START;
-    loop {
-        if let Some(message) = wait_for_match(&mut from, &mut matches, None) {
-            return message;
-        }
-    }
+    receive_matching_from(&mut from, &mut matches, None).expect("a wait with no deadline ends with a match")
 }
 
 /// Like [`receive_matching`], but gives up after `timeout_us` microseconds and returns `None`.
 pub fn receive_matching_timeout(timeout_us: u64, mut matches: impl FnMut(&Message) -> bool) -> Option<Message> {
-    let deadline = time::now_count().saturating_add(time::us_to_counts(timeout_us));
     let mut from = Mark::START;
-    loop {
-        match wait_for_match(&mut from, &mut matches, Some(deadline)) {
-            Some(message) => return Some(message),
-            None if time::now_count() >= deadline => return None,
-            None => {}
-        }
-    }
+    receive_matching_from(&mut from, &mut matches, Some(time::count_after_us(timeout_us)))
 }
 
 /// The next `T` in the queue (see [`Message::new`]), the rest left in order: a typed receive.
@@ -200,16 +189,33 @@ pub fn receive_value_timeout<T: 'static>(timeout_us: u64) -> Option<T> {
 /// Blocks the calling process for `us` microseconds, leaving its messages queued (Erlang's
 /// `timer:sleep`: a receive that matches nothing). An exit signal still ends it at once.
 pub fn sleep(us: u64) {
-    let deadline = time::now_count().saturating_add(time::us_to_counts(us));
     let mut from = Mark::START;
-    while time::now_count() < deadline {
-        let _ = wait_for_match(&mut from, &mut |_: &Message| false, Some(deadline));
+    let nothing = receive_matching_from(&mut from, &mut |_: &Message| false, Some(time::count_after_us(us)));
+    debug_assert!(nothing.is_none(), "a sleep matches no message");
+}
+
+/// The selective receive: the oldest message after `from` that satisfies `matches`, waiting
+/// for one until `deadline` (`None`: as long as it takes). `from` is left naming the last
+/// message scanned, or the match's predecessor (exact still: a reply's `Down` flush starts
+/// there).
+pub(super) fn receive_matching_from(
+    from: &mut Mark,
+    matches: &mut impl FnMut(&Message) -> bool,
+    deadline: Option<u64>,
+) -> Option<Message> {
+    loop {
+        if let Some(message) = wait_for_match(from, matches, deadline) {
+            return Some(message);
+        }
+        if deadline.is_some_and(|d| time::now_count() >= d) {
+            return None;
+        }
     }
 }
 
 /// The selective receive's step: scans from `from` (moving it on) for a match and takes it, or
 /// blocks once, for a newer signal or the deadline, and returns `None`.
-pub(super) fn wait_for_match(
+fn wait_for_match(
     from: &mut Mark,
     matches: &mut impl FnMut(&Message) -> bool,
     deadline: Option<u64>,

@@ -10,7 +10,7 @@ use beamcore_signal_queue::Mark;
 use super::api::{self_pid, send};
 use super::monitors::{demonitor_flushing_from, make_ref, monitor};
 use super::process::{self, ExitReason, Message, Pid, Ref, SendError};
-use super::receive::wait_for_match;
+use super::receive::receive_matching_from;
 use crate::mm::heap::OutOfMemory;
 use crate::time;
 
@@ -98,21 +98,14 @@ pub fn reply<T: Send + 'static>(to: Pid, reference: Ref, value: T) -> Result<(),
 /// messages queued after the reference was made; other messages stay queued in their order.
 /// `timeout_us`: `None` waits as long as it takes.
 pub fn receive_reply<T: 'static>(reply: ReplyRef, timeout_us: Option<u64>) -> Result<T, CallError> {
-    let deadline = timeout_us.map(|us| time::now_count().saturating_add(time::us_to_counts(us)));
+    let deadline = timeout_us.map(time::count_after_us);
     let reference = reply.reference;
-    let is_answer = |message: &Message| match message {
+    let mut is_answer = |message: &Message| match message {
         Message::Down { reference: r, .. } => reply.monitored && *r == reference,
         other => other.get::<Reply<T>>().is_some_and(|r| r.reference == reference),
     };
     let mut from = if self_pid() == Some(reply.owner) { reply.mark } else { Mark::START };
-    let mut is_answer = is_answer;
-    let answer = loop {
-        match wait_for_match(&mut from, &mut is_answer, deadline) {
-            Some(message) => break Some(message),
-            None if deadline.is_some_and(|d| time::now_count() >= d) => break None,
-            None => {}
-        }
-    };
+    let answer = receive_matching_from(&mut from, &mut is_answer, deadline);
     if reply.monitored {
         // `from` is still exact (it names the answer's predecessor): a `Down` that raced the
         // reply can only lie after it.

@@ -144,7 +144,7 @@ pub(super) fn clear_wait_deadline(timer: TimerRef) {
 /// The message is made now; if `pid` has ended by the deadline it is dropped. `OutOfMemory`
 /// if no memory is left for the message or the timer.
 pub fn send_after(pid: Pid, delay_us: u64, message: Message) -> Result<TimerRef, SendError> {
-    let deadline = time::now_count().saturating_add(time::us_to_counts(delay_us));
+    let deadline = time::count_after_us(delay_us);
     let mut core = OnCore::enter();
     let node = mailbox::new_node(&mut core, message).ok_or(SendError::OutOfMemory(pid))?;
     set(&mut core, deadline, Action::Send { to: pid, node }).ok_or(SendError::OutOfMemory(pid))
