@@ -16,18 +16,40 @@ The table (little-endian; crates/kallsyms reads it, and must agree):
     24  addresses [u64; count], ascending, one symbol per address
         name_offsets [u32; count + 1] into the name area (name i = names[off[i]..off[i+1]])
         the name area: the names as the ELF spells them (mangled; the kernel demangles)
+    then, 8-aligned, the inline part (absent in an image without debug information):
+    0   magic  b"BCKINLN1"
+    8   base   u64: the address segment starts count from (the start of code)
+    16  segments u32, nodes u32, names u32, name bytes u32
+    32  starts [u32; segments]: ascending offsets from base where a segment begins (it ends
+            where the next begins; the last ends at text_end)
+        innermost [u32; segments]: the node inlined at the segment's code (NONE: no inline)
+        nodes [(name u32, parent u32); nodes]: a function inlined there, and the node it was
+            inlined into (NONE: the symbol's own function); equal chains share nodes
+        name_offsets [u32; names + 1] and the name area, as above (legacy names without their
+            hash, which the kernel would drop anyway)
+
+The inline part is what `llvm-addr2line -i` would say for each address, read from the image's
+DWARF by scripts/dwarf_inline.py, with the std library's own inlines (core, alloc) counted as
+part of the function they were inlined into.
 
 Only the standard library: ELF64 little-endian is parsed by hand (struct), so the linker step
 needs no tool beyond the linker itself.
 """
 
+import re
 import struct
 import sys
 from pathlib import Path
 
+import dwarf_inline
+
 MAGIC = b"BCKSYMS1"
 HEADER = struct.Struct("<8sIIQ")
 SECTION = ".kallsyms"
+INLINE_MAGIC = b"BCKINLN1"
+INLINE_HEADER = struct.Struct("<8sQIIII")
+NONE = 0xFFFFFFFF
+LEGACY_HASH = re.compile(r"17h[0-9a-f]{16}E$")
 
 SHF_ALLOC = 0x2
 SHF_EXECINSTR = 0x4
@@ -119,6 +141,36 @@ def encode(symbols, text_end: int) -> bytes:
             + bytes(names))
 
 
+def encode_inline(base: int, segments, nodes) -> bytes:
+    """The inline part for `dwarf_inline.inline_segments`'s ([(start, node)], [(name, parent)])."""
+    names, name_index = [], {}
+    packed_nodes = []
+    for name, parent in nodes:
+        name = LEGACY_HASH.sub("E", name)
+        if name not in name_index:
+            name_index[name] = len(names)
+            names.append(name)
+        packed_nodes += [name_index[name], NONE if parent is None else parent]
+    area, offsets = bytearray(), []
+    for name in names:
+        offsets.append(len(area))
+        area += name.encode("utf-8")
+    offsets.append(len(area))
+    starts = [start - base for start, _ in segments]
+    if starts != sorted(set(starts)) or (starts and not 0 <= starts[0] <= starts[-1] < 1 << 32):
+        raise ValueError("segment starts must be ascending, distinct and within 4 GiB of the base")
+    innermost = [NONE if node is None else node for _, node in segments]
+    return (INLINE_HEADER.pack(INLINE_MAGIC, base, len(starts), len(nodes), len(names), len(area))
+            + struct.pack(f"<{len(starts)}I", *starts) + struct.pack(f"<{len(starts)}I", *innermost)
+            + struct.pack(f"<{len(packed_nodes)}I", *packed_nodes) + struct.pack(f"<{len(offsets)}I", *offsets)
+            + bytes(area))
+
+
+def with_inline(table: bytes, inline: bytes) -> bytes:
+    """The symbol table with the inline part after it, 8-aligned."""
+    return table + bytes(-len(table) % 8) + inline if inline else table
+
+
 def decode(table: bytes):
     """([(address, name)], text_end): the inverse of `encode`, for checks and tests."""
     magic, count, names_len, text_end = HEADER.unpack_from(table, 0)
@@ -130,10 +182,31 @@ def decode(table: bytes):
     return [(a, names[offsets[i]:offsets[i + 1]].decode()) for i, a in enumerate(addresses)], text_end
 
 
+def symbols_bytes(table: bytes) -> int:
+    """How many bytes of `table` the symbol part takes (the inline part, if any, follows)."""
+    _, count, names_len, _ = HEADER.unpack_from(table, 0)
+    return HEADER.size + 8 * count + 4 * (count + 1) + names_len
+
+
+def inline_of(elf: Elf, text_start: int, text_end: int) -> bytes:
+    """The inline part for an ELF's DWARF (empty without debug information). Unreadable DWARF
+    gives none too, with a warning: the backtraces then name symbols only."""
+    sections = {s["name"]: elf.data[s["offset"]:s["offset"] + s["size"]]
+                for s in elf.sections if s["name"].startswith(".debug_")}
+    try:
+        segments, nodes = dwarf_inline.inline_segments(sections, (text_start, text_end))
+    except (dwarf_inline.Unsupported, KeyError, IndexError, struct.error) as error:
+        print(f"ksyms: no inline table ({error}); backtraces name symbols only", file=sys.stderr)
+        return b""
+    return encode_inline(text_start, segments, nodes) if segments else b""
+
+
 def table_of(elf_path: Path) -> bytes:
-    """The table describing the code of the linked kernel at `elf_path`."""
-    symbols, _, text_end = code_symbols(Elf(Path(elf_path).read_bytes()))
-    return encode(symbols, text_end)
+    """The table describing the code of the linked kernel at `elf_path`: its symbols, then
+    where functions were inlined."""
+    elf = Elf(Path(elf_path).read_bytes())
+    symbols, text_start, text_end = code_symbols(elf)
+    return with_inline(encode(symbols, text_end), inline_of(elf, text_start, text_end))
 
 
 def relocatable_object(payload: bytes) -> bytes:
@@ -163,7 +236,9 @@ def check(elf_path: Path) -> list:
     if held is None:
         return [f"{elf_path}: no {SECTION} section (not linked by scripts/link-kallsyms.py?)"]
     symbols, _, text_end = code_symbols(elf)
-    if held != encode(symbols, text_end):
+    # The inline part was read from the first link's DWARF: it holds if no function moved.
+    expected = encode(symbols, text_end)
+    if held[:len(expected)] != expected:
         return [f"{elf_path}: {SECTION} does not describe this image's code (the second link moved it)"]
     return []
 

@@ -39,6 +39,14 @@ else
     trap 'rm -rf "$work"' EXIT
 fi
 
+# A line each boot of an example must print besides its verdict (an extended regex), by example.
+# The supervision tree's flaky child panics on purpose, and its backtrace must name `flaky`,
+# which the compiler folds into the closure that spawns it: the name comes from an `inlined:`
+# line (the image's inline table) or, should it not be inlined, from a frame of its own.
+declare -A CONSOLE_EXPECT=(
+    [supervision-tree]='^(  #[0-9]+ 0x[0-9a-f]{16}|       inlined:) supervision_tree::fragile::flaky(\+0x[0-9a-f]+)?$'
+)
+
 started_all=$(date +%s)
 passed=0
 failed=()
@@ -77,7 +85,8 @@ test_project() {
         local what="SMP=$1"
         [ "$2" = 1 ] && what+=" ICOUNT=1"
         local log="$logs/$label-run-smp$1-icount$2.log"
-        step "[$label] make run $what" "$log" boot_and_check "$dir" "$1" "$2" "$verdict" "$log.out"
+        step "[$label] make run $what" "$log" boot_and_check "$dir" "$1" "$2" "$verdict" "$log.out" \
+            "${CONSOLE_EXPECT[$label]:-}"
     done
     step "[$label] make test" "$logs/$label-test.log" make -C "$dir" --no-print-directory test TIMEOUT="$boot_timeout"
 }
@@ -86,7 +95,7 @@ test_project() {
 # when it exits 0 and printed "smp: SMP cores online" and a line matching VERDICT (an ERE), and
 # neither PANIC nor FAILED.
 boot_and_check() {
-    local dir=$1 smp=$2 icount=$3 verdict=$4 out=$5
+    local dir=$1 smp=$2 icount=$3 verdict=$4 out=$5 expect=${6:-}
     make -C "$dir" --no-print-directory run SMP="$smp" ICOUNT="$icount" TIMEOUT="$boot_timeout" 2>&1 | tr -d '\r' >"$out"
     local status=${PIPESTATUS[0]}
     cat "$out"
@@ -96,6 +105,10 @@ boot_and_check() {
     fi
     grep -q "^smp: $smp cores online" "$out" || { echo "check: no line 'smp: $smp cores online'"; return 1; }
     grep -Eq "$verdict" "$out" || { echo "check: no line matching /$verdict/"; return 1; }
+    if [ -n "$expect" ] && ! grep -Eq "$expect" "$out"; then
+        echo "check: no line matching /$expect/"
+        return 1
+    fi
     if grep -q "PANIC\|FAILED" "$out"; then
         echo "check: PANIC or FAILED in the output"
         return 1

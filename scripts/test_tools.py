@@ -50,6 +50,7 @@ trace_tool = load("beamcore_trace", "trace.py")
 plot_tool = load("beamcore_plot", "plot.py")
 bench_tool = load("beamcore_bench", "bench.py")
 ksyms = load("beamcore_ksyms", "ksyms.py")
+dwarf_inline = load("beamcore_dwarf_inline", "dwarf_inline.py")
 linker = load("beamcore_link_kallsyms", "link-kallsyms.py")
 structure = load("beamcore_check_structure", "check-structure.py")
 profile_tool = load("beamcore_profile", "profile.py")
@@ -672,6 +673,13 @@ class CriterionFigures(unittest.TestCase):
 KSYMS_SAMPLE = [(0x1000, "_start"), (0x1040, "_RNvNtNtCs1234_8beamcore5sched3api5spawn"),
                 (0x1100, "_ZN4core9panicking9panic_fmt17h0123456789abcdefE"), (0x1180, "trap_common")]
 
+# The inline part of tests/data/ksyms-inline-sample.bin (the symbols above, then this):
+# segments from 0x1040 (worker), 0x1060 (helper inlined into worker), 0x1080 (nothing inlined),
+# 0x1100 (leaf); code ends at 0x1200.
+KSYMS_INLINE_SEGMENTS = [(0x1040, 0), (0x1060, 1), (0x1080, None), (0x1100, 2)]
+KSYMS_INLINE_NODES = [("_ZN3app6worker17h0123456789abcdefE", None), ("_ZN3app6helper17hfedcba9876543210E", 0),
+                      ("_RNvCs1234_3app4leaf", None)]
+
 
 class FakeElf:
     """What `ksyms.code_symbols` reads of an ELF: its sections and symbols."""
@@ -689,6 +697,29 @@ class KernelSymbols(unittest.TestCase):
         fixture = (SCRIPTS.parent / "tests" / "data" / "ksyms-sample.bin").read_bytes()
         self.assertEqual(ksyms.encode(KSYMS_SAMPLE, 0x1200), fixture)
         self.assertEqual(ksyms.decode(fixture), (KSYMS_SAMPLE, 0x1200))
+
+    def test_the_inline_encoding_is_the_one_the_kernel_reads(self):
+        fixture = (SCRIPTS.parent / "tests" / "data" / "ksyms-inline-sample.bin").read_bytes()
+        inline = ksyms.encode_inline(0x1000, KSYMS_INLINE_SEGMENTS, KSYMS_INLINE_NODES)
+        table = ksyms.with_inline(ksyms.encode(KSYMS_SAMPLE, 0x1200), inline)
+        self.assertEqual(table, fixture)
+        self.assertEqual(ksyms.decode(fixture), (KSYMS_SAMPLE, 0x1200), "the symbol part reads as before")
+        self.assertIn(b"_ZN3app6workerE", fixture, "legacy names are stored without their hash")
+        with self.assertRaises(ValueError):
+            ksyms.encode_inline(0x1000, [(0x1060, 0), (0x1040, 1)], KSYMS_INLINE_NODES)
+
+    def test_inline_segments_take_the_innermost_inline(self):
+        # Two DWARF inlines, one inside the other, flattened by the sweep: what dwarf_inline
+        # does after reading; the reading itself is checked against llvm-addr2line (docs).
+        reader = dwarf_inline.Reader({".debug_info": b"", ".debug_abbrev": b""})
+        reader.inlined = [(0, [(0x1000, 0x1100)], 1, None), (1, [(0x1040, 0x1080)], 2, 0),
+                          (1, [(0x10c0, 0x10d0)], 3, 0), (0, [(0, 0x40)], 3, None)]
+        reader.names = {1: ("_ZN3app5outerE", None, None, "app"), 2: ("_ZN4core3ptr5writeE", None, None, "core"),
+                        3: ("_ZN3app5innerE", None, None, "app")}
+        segments, nodes = dwarf_inline.flatten(reader, (0x1000, 0x2000), dwarf_inline.LIBRARY_CRATES)
+        self.assertEqual(nodes, [("_ZN3app5outerE", None), ("_ZN3app5innerE", 0)])
+        self.assertEqual(segments, [(0x1000, 0), (0x10c0, 1), (0x10d0, 0), (0x1100, None)],
+                         "core's write counts as part of outer; dropped code's range at 0 is left out")
 
     def test_addresses_must_be_ascending_and_distinct(self):
         with self.assertRaises(ValueError):

@@ -2,9 +2,11 @@
 //! backtrace on the console naming those calls, innermost first: the fault's report starts at
 //! the faulting instruction in `process_faulting_inner`, then `process_faulting_outer`; the
 //! panic's names the panic machinery, then `process_panicking_inner`, then
-//! `process_panicking_outer`; both end in the process's entry. The kernel goes on: main is told
-//! of both ends by its monitors. The two run one after the other, so their reports are in a
-//! known order.
+//! `process_panicking_outer`; both end in the process's entry. A third process panics in
+//! `process_inlined_check`, which the compiler inlines into whatever calls it and so has no
+//! frame: its backtrace names it on an `inlined:` line under the frame it was folded into (the
+//! image's inline table). The kernel goes on: main is told of every end by its monitors. They
+//! run one after the other, so their reports are in a known order.
 //! qemu-test: configs=a72-smp4,a72-smp1
 //! qemu-test: expect-order=^process <\d+\.\d+> on core \d+ ended: fault: data abort \(same EL\) at 0x100000028 \(ELR=0x[0-9a-f]+\)$
 //! qemu-test: expect-order=^backtrace:$
@@ -18,7 +20,12 @@
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} _54_backtrace_process_fault::process_panicking_inner\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} _54_backtrace_process_fault::process_panicking_outer\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} process_entry\+0x[0-9a-f]+$
-//! qemu-test: expect-order=^test: both processes ended with their backtraces; the kernel went on$
+//! qemu-test: expect-order=^process <\d+\.\d+> on core \d+ ended: panic: deliberate panic in inlined code at tests/54_backtrace_process_fault\.rs:\d+ \(\d+ heap bytes
+//! qemu-test: expect-order=^backtrace:$
+//! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} core::panicking::panic_fmt\+0x[0-9a-f]+$
+//! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} \S+\+0x[0-9a-f]+$
+//! qemu-test: expect-order=^       inlined: _54_backtrace_process_fault::process_inlined_check$
+//! qemu-test: expect-order=^test: every process ended with its backtrace; the kernel went on$
 //! qemu-test: forbid=PANIC|\(stopped|  #\d+ 0x[0-9a-f]{16} \?$
 
 #![no_std]
@@ -56,6 +63,15 @@ fn process_panicking_outer(depth: u64) -> u64 {
     core::hint::black_box(process_panicking_inner(depth + 1)) + 1
 }
 
+/// Panics when `value` is 3; always inlined, so its code lies in its caller's frame.
+#[inline(always)]
+fn process_inlined_check(value: u64) -> u64 {
+    if value == 3 {
+        panic!("deliberate panic in inlined code");
+    }
+    value * 2
+}
+
 /// Spawns `body` on the last core, monitors it and waits for its end.
 fn run_and_wait(body: fn()) -> Option<ExitReason> {
     let options = SpawnOptions::default().on_core(smp::cores_online() - 1);
@@ -86,7 +102,11 @@ fn main() -> ExitCode {
         core::hint::black_box(process_panicking_outer(1));
     });
     ensure!(panic == Some(ExitReason::Panic), "the panicking process ended {panic:?}");
-    println!("test: both processes ended with their backtraces; the kernel went on");
+    let inlined = run_and_wait(|| {
+        core::hint::black_box(process_inlined_check(core::hint::black_box(3)));
+    });
+    ensure!(inlined == Some(ExitReason::Panic), "the process panicking in inlined code ended {inlined:?}");
+    println!("test: every process ended with its backtrace; the kernel went on");
     ExitCode::Success
 }
 

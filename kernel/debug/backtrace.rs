@@ -9,8 +9,17 @@
 //!   #0 0x000000004020039c __rustc::rust_begin_unwind+0x30
 //!   #1 0x0000000040229aa4 core::panicking::panic_fmt+0x28
 //!   #2 0x00000000402002c8 _52_backtrace_kernel_panic::kernel_inner_function+0x58
+//!   #3 0x0000000040212340 beamcore::sched::entry::call_in_place+0x37c
+//!        inlined: supervision_tree::fragile::flaky
+//!        inlined: supervision_tree::fragile::start::{{closure}}
 //!   ...
 //! ```
+//!
+//! The `inlined:` lines under a frame are the functions whose code the address lies in although
+//! they have no frame of their own (the compiler inlined them into the frame's function),
+//! innermost first, as `llvm-addr2line -i` lists them; the standard library's own (core, alloc)
+//! are left out. They come from the inline part of the image's table, which an image built
+//! without debug information does not have.
 //!
 //! The walk reads only this core's boot stack and the stack of the process running on it, and
 //! checks every frame record first (`unwind`), so taking a backtrace never faults. Should a
@@ -28,6 +37,9 @@ use crate::arch::context::on_kernel_stack;
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
 use crate::mm::layout::{self, MAX_CORES};
+
+/// The most `inlined:` lines one frame prints (deeper chains are cut at the innermost ones).
+const MAX_INLINED: usize = 8;
 
 /// A chain of code addresses, innermost first.
 pub struct Backtrace {
@@ -118,6 +130,9 @@ impl fmt::Display for Backtrace {
             match symbols.lookup(within) {
                 Some(symbol) => write!(f, "{symbol}+{:#x}", address - symbol.start)?,
                 None => write!(f, "?")?,
+            }
+            for name in symbols.inlined(within).take(MAX_INLINED) {
+                write!(f, "\n       inlined: {name}")?;
             }
         }
         let Some(walk) = &self.walk else {

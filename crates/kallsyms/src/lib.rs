@@ -15,16 +15,22 @@
 
 use core::fmt;
 
+mod inline;
+
+pub use inline::{InlineTable, Inlined};
+
 const MAGIC: &[u8; 8] = b"BCKSYMS1";
 const HEADER_BYTES: usize = 24;
 
-/// A parsed symbol table: sorted addresses, each with a name.
+/// A parsed symbol table: sorted addresses, each with a name; and, if the image had debug
+/// information, where functions were inlined.
 #[derive(Clone, Copy, Debug)]
 pub struct SymbolTable<'a> {
     addresses: &'a [u8],
     offsets: &'a [u8],
     names: &'a [u8],
     text_end: u64,
+    inline: InlineTable<'a>,
 }
 
 /// A function (or assembly label) and where it starts.
@@ -43,6 +49,16 @@ impl fmt::Display for Symbol<'_> {
     }
 }
 
+/// A function's name as the image spells it; printed demangled, without its hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Name<'a>(pub &'a str);
+
+impl fmt::Display for Name<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", rustc_demangle::demangle(self.0))
+    }
+}
+
 fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
 }
@@ -53,7 +69,8 @@ fn u64_at(bytes: &[u8], at: usize) -> Option<u64> {
 
 impl<'a> SymbolTable<'a> {
     /// A table with no symbols: every lookup fails.
-    pub const EMPTY: SymbolTable<'static> = SymbolTable { addresses: &[], offsets: &[], names: &[], text_end: 0 };
+    pub const EMPTY: SymbolTable<'static> =
+        SymbolTable { addresses: &[], offsets: &[], names: &[], text_end: 0, inline: InlineTable::EMPTY };
 
     /// Reads the table's header and checks that its parts fit in `bytes`; `None` if not a table.
     pub fn parse(bytes: &'a [u8]) -> Option<SymbolTable<'a>> {
@@ -66,12 +83,23 @@ impl<'a> SymbolTable<'a> {
         let offsets_at = HEADER_BYTES.checked_add(count.checked_mul(8)?)?;
         let names_at = offsets_at.checked_add(count.checked_add(1)?.checked_mul(4)?)?;
         let end = names_at.checked_add(names_len)?;
+        // The inline part, 8-aligned after the names; a damaged one names no inlines.
+        let inline_at = end.checked_add(end.wrapping_neg() % 8)?;
+        let inline =
+            bytes.get(inline_at..).and_then(|rest| InlineTable::parse(rest, text_end)).unwrap_or(InlineTable::EMPTY);
         Some(SymbolTable {
             addresses: bytes.get(HEADER_BYTES..offsets_at)?,
             offsets: bytes.get(offsets_at..names_at)?,
             names: bytes.get(names_at..end)?,
             text_end,
+            inline,
         })
+    }
+
+    /// The functions inlined at `address`, innermost first, as `llvm-addr2line -i` lists them
+    /// before the function [`lookup`](Self::lookup) names; none without an inline part.
+    pub fn inlined(&self, address: u64) -> Inlined<'a> {
+        self.inline.at(address)
     }
 
     /// Number of symbols.
@@ -164,6 +192,52 @@ mod tests {
             let expected = SAMPLE.iter().rev().find(|(start, _)| *start <= address).filter(|_| address < 0x1200);
             assert_eq!(table.lookup(address).map(|s| s.start), expected.map(|(start, _)| *start), "{address:#x}");
         }
+    }
+
+    /// The same symbols with an inline part (scripts/test_tools.py: `KSYMS_INLINE_*`): worker
+    /// from 0x1040, helper inlined into worker from 0x1060, nothing from 0x1080, leaf from 0x1100.
+    const INLINE_FIXTURE: &[u8] = include_bytes!("../../../tests/data/ksyms-inline-sample.bin");
+
+    fn inlined_at(table: &SymbolTable<'_>, address: u64) -> Vec<String> {
+        table.inlined(address).map(|name| name.to_string()).collect()
+    }
+
+    #[test]
+    fn inlined_functions_are_listed_innermost_first() {
+        let table = SymbolTable::parse(INLINE_FIXTURE).unwrap();
+        assert_eq!(table.lookup(0x1044).unwrap().to_string(), "beamcore::sched::api::spawn", "symbols as before");
+        assert!(inlined_at(&table, 0x1000).is_empty(), "before the first segment");
+        assert!(inlined_at(&table, 0x103c).is_empty());
+        assert_eq!(inlined_at(&table, 0x1040), ["app::worker"]);
+        assert_eq!(inlined_at(&table, 0x105c), ["app::worker"]);
+        assert_eq!(inlined_at(&table, 0x1060), ["app::helper", "app::worker"]);
+        assert_eq!(inlined_at(&table, 0x107c), ["app::helper", "app::worker"]);
+        assert!(inlined_at(&table, 0x1080).is_empty(), "a segment with nothing inlined");
+        assert_eq!(inlined_at(&table, 0x1100), ["app::leaf"], "v0 names demangle too");
+        assert_eq!(inlined_at(&table, 0x11fc), ["app::leaf"]);
+        assert!(inlined_at(&table, 0x1200).is_empty(), "past the end of code");
+        assert!(inlined_at(&SymbolTable::parse(FIXTURE).unwrap(), 0x1060).is_empty(), "a table without the part");
+    }
+
+    #[test]
+    fn a_damaged_inline_part_names_no_inlines_and_never_loops() {
+        let symbols_end = FIXTURE.len().next_multiple_of(8);
+        for cut in symbols_end..INLINE_FIXTURE.len() {
+            let table = SymbolTable::parse(&INLINE_FIXTURE[..cut]).unwrap();
+            assert!(inlined_at(&table, 0x1060).is_empty(), "cut at {cut}");
+            assert_eq!(table.lookup(0x1044).unwrap().start, 0x1040, "the symbols still work");
+        }
+        // helper's parent made itself: the walk stops at its depth limit.
+        let mut cycle = INLINE_FIXTURE.to_vec();
+        let nodes_at = symbols_end + 32 + 4 * 4 * 2;
+        cycle[nodes_at + 12..nodes_at + 16].copy_from_slice(&1u32.to_le_bytes());
+        let table = SymbolTable::parse(&cycle).unwrap();
+        assert_eq!(table.inlined(0x1060).count(), 32);
+        // A node index beyond the nodes.
+        let mut beyond = INLINE_FIXTURE.to_vec();
+        let innermost_at = symbols_end + 32 + 4 * 4;
+        beyond[innermost_at..innermost_at + 4].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(inlined_at(&SymbolTable::parse(&beyond).unwrap(), 0x1040).is_empty());
     }
 
     #[test]
