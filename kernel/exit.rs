@@ -73,7 +73,11 @@ macro_rules! entry {
             $crate::exit::call_entry($main)
         }
 
+        // Named for the one message a second `entry!` in another crate gets from a release
+        // build: LTO merges the crates before the linker (and its hints) runs, and reports
+        // only "Linking globals named '<this name>': symbol multiply defined!".
         #[unsafe(no_mangle)]
-        pub static __BEAMCORE_PROGRAM_SETTINGS: &'static dyn $crate::config::ProgramSettings = &$settings;
+        pub static BEAMCORE_ENTRY__ONE_PER_PROGRAM__NOT_IN_A_LIBRARY: &'static dyn $crate::config::ProgramSettings =
+            &$settings;
     };
 }

@@ -36,7 +36,7 @@ unsafe extern "Rust" {
     /// The program's entry point, defined by [`crate::entry!`].
     fn __beamcore_main() -> ExitCode;
     /// The program's settings, defined by `entry!` beside `__beamcore_main`.
-    static __BEAMCORE_PROGRAM_SETTINGS: &'static dyn crate::config::ProgramSettings;
+    static BEAMCORE_ENTRY__ONE_PER_PROGRAM__NOT_IN_A_LIBRARY: &'static dyn crate::config::ProgramSettings;
 }
 
 /// Where the platform description came from, for the boot log.
@@ -117,7 +117,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
 
     // SAFETY: `entry!`, the only way a program names its main, defines the symbol with this
     // type, as an immutable static.
-    let program = unsafe { __BEAMCORE_PROGRAM_SETTINGS };
+    let program = unsafe { BEAMCORE_ENTRY__ONE_PER_PROGRAM__NOT_IN_A_LIBRARY };
     let parsed = program.parse(&platform.bootargs, platform.bootargs_cut == BootargsCut::InWord);
     for rejection in &parsed.rejections {
         println!("{rejection}");

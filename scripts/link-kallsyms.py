@@ -75,12 +75,12 @@ SCRIPT_SYMBOLS = ("__kernel_start", "__kernel_end", "__text_end", "__rodata_star
 
 # (pattern in rust-lld's errors, what to tell the user). Each hint is printed once.
 HINTS = (
-    (re.compile(r"undefined symbol: (__beamcore_main|__BEAMCORE_PROGRAM_SETTINGS)\b"),
+    (re.compile(r"undefined symbol: (__beamcore_main|BEAMCORE_ENTRY__ONE_PER_PROGRAM__NOT_IN_A_LIBRARY)\b"),
      "beamcore: this program has no entry point. Name its main function in its source file\n"
      "          (src/main.rs, or the test's file in tests/):\n"
      "              fn main() -> beamcore::ExitCode { ... }\n"
      "              beamcore::entry!(main);"),
-    (re.compile(r"duplicate symbol: (__beamcore_main|__BEAMCORE_PROGRAM_SETTINGS)\b"),
+    (re.compile(r"duplicate symbol: (__beamcore_main|BEAMCORE_ENTRY__ONE_PER_PROGRAM__NOT_IN_A_LIBRARY)\b"),
      "beamcore: this program has two entry points: `beamcore::entry!` appears in two crates it links\n"
      "          (the `>>> defined at` lines above say where). Keep one, in the program's own crate;\n"
      "          a library shared by several programs should not name an entry."),

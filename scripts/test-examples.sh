@@ -170,6 +170,13 @@ mistakes() {
     step "[$name] mistake: no entry! gives its message" "$logs/mistake-no-entry.log" \
         expect_error "$copy" "beamcore: this program has no entry point" build --release
 
+    # A second entry in the project's library: in a release build LTO finds it before the
+    # linker does, and its message must still say what to do (the symbol's name does).
+    reset_copy
+    printf '\nfn other() -> beamcore::ExitCode {\n    beamcore::ExitCode::Success\n}\nbeamcore::entry!(other);\n' >>"$copy/src/lib.rs"
+    step "[$name] mistake: entry! in the library too gives its message" "$logs/mistake-two-entries.log" \
+        expect_error "$copy" "ONE_PER_PROGRAM__NOT_IN_A_LIBRARY" build --release
+
     reset_copy
     sed -i 's/^fn main() -> ExitCode {$/fn main() {/; s/^    ExitCode::Success$//' "$copy/src/main.rs"
     step "[$name] mistake: main() without ExitCode gives its message" "$logs/mistake-signature.log" \

@@ -778,10 +778,10 @@ class KernelSymbols(unittest.TestCase):
             return [hint.split(".")[0] for hint in linker.hints_for(output)]
         self.assertEqual(hints("rust-lld: error: undefined symbol: __beamcore_main\n>>> referenced by x"),
                          ["beamcore: this program has no entry point"])
-        self.assertEqual(hints("rust-lld: error: undefined symbol: __BEAMCORE_PROGRAM_SETTINGS"),
+        self.assertEqual(hints("rust-lld: error: undefined symbol: BEAMCORE_ENTRY__ONE_PER_PROGRAM__NOT_IN_A_LIBRARY"),
                          ["beamcore: this program has no entry point"])
         self.assertEqual(hints("rust-lld: error: duplicate symbol: __beamcore_main\n"
-                               "rust-lld: error: duplicate symbol: __BEAMCORE_PROGRAM_SETTINGS"),
+                               "rust-lld: error: duplicate symbol: BEAMCORE_ENTRY__ONE_PER_PROGRAM__NOT_IN_A_LIBRARY"),
                          ["beamcore: this program has two entry points: `beamcore::entry!` appears in two crates "
                           "it links\n          (the `>>> defined at` lines above say where)"])
         self.assertEqual(len(linker.hints_for("rust-lld: error: undefined symbol: __bss_start")), 1)
