@@ -17,7 +17,8 @@ use beamcore::mm::layout::MAX_CORES;
 use beamcore::sched::{self, Message, Pid, Priority, SpawnOptions};
 use beamcore::smp;
 use beamcore_workload_shapes::{
-    grain_chunks, queens_below_crediting, queens_two_placed, uts_child_id, uts_children, uts_count,
+    grain_chunks, queens_below_crediting, queens_is_leaf, queens_next_placed, queens_two_placed, uts_child_id,
+    uts_children, uts_count,
 };
 
 use crate::config::Workload;
@@ -84,7 +85,10 @@ pub fn run(workload: Workload) -> Outcome {
         Workload::Fib => fib(18),
         Workload::Ring => ring(1000, 20),
         Workload::Mixed => mixed(200, 30),
-        Workload::Nqueens => nqueens(13),
+        Workload::Nqueens => {
+            let config = crate::config::args();
+            nqueens(config.queens_n, config.queens_split)
+        }
         Workload::Uts => uts(1000, 4, 20),
         Workload::Bang => bang(300, 1000),
         Workload::Big => big(100),
@@ -387,37 +391,84 @@ pub fn mixed(workers: usize, units: usize) -> Outcome {
 }
 
 /// N-queens on an `n` x `n` board: one process per legal placement of the first two queens,
-/// all spawned on core 0; the solutions must add up to the known count.
-pub fn nqueens(n: u32) -> Outcome {
-    const KNOWN: [u64; 14] = [1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712];
+/// all spawned on core 0; the solutions must add up to the known count. Below them, while fewer
+/// than `split` queens are placed, a process spawns one child (on its own core) per placement of
+/// the next queen and sends up the sum of their counts; a process with `split` queens placed
+/// searches the rest itself. `workload=nqueens` runs `nqueens(13, 2)` unless `queens_n=` and
+/// `queens_split=` say otherwise (at 13 and 2 main's 132 tasks search); a deeper split is how
+/// the simulator sizes the workload for many cores
+/// (docs/simulator.md, "Sizes"): with only the first two queens split, the work is at most
+/// n x n tasks, and W / S cannot pass their number.
+pub fn nqueens(n: u32, split: u32) -> Outcome {
+    const KNOWN: [u64; 16] = [1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365_596, 2_279_184];
+    /// What a task sends up when a spawn below it failed.
+    const FAILED: u64 = u64::MAX;
+    static SPAWNED: AtomicU64 = AtomicU64::new(0);
+    static FIRST_ERROR: spin::Once<sched::SpawnError> = spin::Once::new();
+    fn task(n: u32, split: u32, placed: u32, (columns, left, right): (u32, u32, u32), parent: Pid) {
+        let result = if queens_is_leaf(n, split, placed, columns) {
+            // Credited as it goes: a task preempted and moved credits each core what it did.
+            queens_below_crediting(n, columns, left, right, credit).0
+        } else {
+            let me = sched::self_pid().expect("a process");
+            let (mut children, mut failed) = (0, false);
+            queens_next_placed(n, columns, left, right, |c, l, r| {
+                let child = move || task(n, split, placed + 1, (c, l, r), me);
+                match spawn_patiently(SpawnOptions::default().stack_bytes(8192), child) {
+                    Ok(_) => {
+                        SPAWNED.fetch_add(1, Ordering::Relaxed);
+                        children += 1;
+                    }
+                    Err(error) => {
+                        FIRST_ERROR.call_once(|| error);
+                        failed = true;
+                    }
+                }
+                !failed
+            });
+            // Wait for every child that exists, so none is left blocked, then pass a failure up.
+            let mut sum = 0;
+            for _ in 0..children {
+                match sched::receive() {
+                    Message::Word(FAILED) => failed = true,
+                    Message::Word(count) => sum += count,
+                    _ => {}
+                }
+            }
+            if failed { FAILED } else { sum }
+        };
+        let _ = sched::send(parent, Message::Word(result));
+    }
     let me = sched::self_pid().expect("run from a process");
-    let mut processes = 0u64;
+    SPAWNED.store(0, Ordering::Relaxed);
+    let mut tasks = 0u64;
     let mut failed = None;
     queens_two_placed(n, |columns, left, right| {
         let options = SpawnOptions::default().stack_bytes(8192).on_core(0);
-        let spawned = sched::spawn_with(options, move || {
-            // Credited as it goes: a task preempted and moved credits each core what it did.
-            let (solutions, _) = queens_below_crediting(n, columns, left, right, credit);
-            let _ = sched::send(me, Message::Word(solutions));
-        });
-        match spawned {
-            Ok(_) => processes += 1,
+        match sched::spawn_with(options, move || task(n, split, 2, (columns, left, right), me)) {
+            Ok(_) => tasks += 1,
             Err(error) => failed = Some(error),
         }
         failed.is_none()
     });
+    let processes = || tasks + SPAWNED.load(Ordering::Relaxed);
     if let Some(error) = failed {
-        return Outcome { ok: false, detail: format!("spawn: {error}"), processes };
+        return Outcome { ok: false, detail: format!("spawn: {error}"), processes: processes() };
     }
-    let total = match collect_words(processes as usize) {
-        Ok(counts) => counts.iter().sum::<u64>(),
-        Err(why) => return Outcome { ok: false, detail: why, processes },
+    let counts = match collect_words(tasks as usize) {
+        Ok(counts) => counts,
+        Err(why) => return Outcome { ok: false, detail: why, processes: processes() },
     };
+    if counts.contains(&FAILED) {
+        let error = FIRST_ERROR.get().map_or(String::from("?"), |e| format!("{e}"));
+        return Outcome { ok: false, detail: format!("spawn below a task: {error}"), processes: processes() };
+    }
+    let total = counts.iter().sum::<u64>();
     let expected = KNOWN.get(n as usize).copied().unwrap_or(u64::MAX);
     Outcome {
         ok: total == expected,
-        detail: format!("{n}-queens: {total} solutions (expected {expected}) from {processes} processes"),
-        processes,
+        detail: format!("{n}-queens: {total} solutions (expected {expected}) from {} processes", processes()),
+        processes: processes(),
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod cost;
 pub mod engine;
+pub mod queens;
 pub mod report;
 pub mod workload;
 

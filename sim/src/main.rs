@@ -186,10 +186,13 @@ const PARALLELISM_PER_CORE: f64 = 10.0;
 ///   nodes (64 us) on average, so W / S cannot pass about 200. From 16 cores the tree is
 ///   supercritical instead (2 children at 56%: 1.12 per node, cut at depth 64), its roots
 ///   chosen on the hashed tree: 7 (W / S 351), 13 (689), 26 (3,030), 52 (9,690), 75 (16,800).
-/// - nqueens: one task per placement of the first two queens, so W / S is at most the number of
-///   tasks (n x n or so) and about 0.8 of it: 108 at n = 13, 148 at n = 15 (182 tasks). 10 x N
-///   is out of its reach from 16 cores (n = 20 would take hours to search): n = 13 to 8 cores,
-///   15 beyond.
+/// - nqueens: the kernel's nqueens(13, 2) has W / S 108 (one task per placement of the first two
+///   queens, 132 tasks: W / S is at most their number, about 0.8 of it), enough to 8 cores.
+///   Beyond, n = 15 split deeper: every task with fewer than `split` queens placed spawns one
+///   child per placement of the next (`apps/workloads.rs`), so W / S grows with the leaves
+///   while the span stays one search plus a few spawns: split 3 (1,764 leaves) W / S 1,140 to
+///   64 cores, split 4 (13,980) 5,840 to 512, split 5 (89,428) 23,900 at 1024. (Split 2 gave
+///   149 at n = 15, short of 10 x N from 16 cores, and its few large tasks decided the end.)
 /// - bang and grain: the kernel's sizes (their spans are one receiver's and one spawner's).
 fn sweep_size(name: &str, cores: usize) -> Result<Workload, String> {
     let kernel = workload(name, None)?;
@@ -215,7 +218,12 @@ fn sweep_size(name: &str, cores: usize) -> Result<Workload, String> {
             257..=512 => "roots=52 children=2 percent=56".into(),
             _ => "roots=75 children=2 percent=56".into(),
         },
-        "nqueens" if cores > 8 => "n=15".into(),
+        "nqueens" => match cores {
+            0..=8 => String::new(),
+            9..=64 => "n=15 split=3".into(),
+            65..=512 => "n=15 split=4".into(),
+            _ => "n=15 split=5".into(),
+        },
         _ => String::new(),
     };
     kernel.sized(&size)

@@ -6,16 +6,11 @@
 //! A program is a small state machine: [`Program::next`] returns the process's next operation
 //! once the previous one has completed (a received message is handed to it in [`Ctx`]).
 
-use std::collections::BTreeMap;
-use std::sync::{Mutex, OnceLock};
-
 use beamcore_sched_policy::Priority;
-use beamcore_workload_shapes::{
-    QUEENS_CREDIT_NODES, QUEENS_NODES_PER_UNIT, grain_chunks, queens_below, queens_credit_chunks, queens_two_placed,
-    queens_units, uts_child_id, uts_children, uts_count,
-};
+use beamcore_workload_shapes::{grain_chunks, uts_child_id, uts_children, uts_count};
 
 use crate::cost::CostModel;
+use crate::queens::{QueensTask, QueensTree};
 
 /// Where a spawned process starts (`SpawnOptions`): on the spawner's core, on a given core
 /// (free to move), or bound to a core for good.
@@ -85,8 +80,9 @@ pub enum Workload {
     Fib { n: u32 },
     /// `imbalanced(workers, units)`: all spawned on core 0.
     Imbalanced { workers: u32, units: u32 },
-    /// `nqueens(n)`: one task per placement of the first two queens, spawned on core 0.
-    Nqueens { n: u32 },
+    /// `nqueens(n, split)`: one task per placement of the first two queens, spawned on core 0,
+    /// each splitting further until `split` queens are placed (src/queens.rs).
+    Nqueens { n: u32, split: u32 },
     /// `uts(roots, children, percent)`: a binomial unbalanced tree, one process per node.
     Uts { roots: u32, children: u32, percent: u32 },
     /// `mixed(workers, units)`: four priorities, every fifth bound.
@@ -107,7 +103,7 @@ impl Workload {
         Some(match name {
             "fib" => Workload::Fib { n: 18 },
             "imbalanced" => Workload::Imbalanced { workers: 400, units: 40 },
-            "nqueens" => Workload::Nqueens { n: 13 },
+            "nqueens" => Workload::Nqueens { n: 13, split: 2 },
             "uts" => Workload::Uts { roots: 1000, children: 4, percent: 20 },
             "mixed" => Workload::Mixed { workers: 200, units: 30 },
             "bang" => Workload::Bang { senders: 300, messages: 1000 },
@@ -124,7 +120,7 @@ impl Workload {
 
     /// The workload with the sizes `words` gives, bootargs-style `key=value` words separated by
     /// spaces or commas (`n=22`, `workers=4000 units=300`); a key it does not name keeps its
-    /// value. The keys are the arguments of `apps/workloads.rs`'s function: fib and nqueens `n`;
+    /// value. The keys are the arguments of `apps/workloads.rs`'s function: fib `n`; nqueens `n`, `split`;
     /// imbalanced and mixed `workers`, `units`; uts `roots`, `children`, `percent`; bang
     /// `senders`, `messages`; grain `grain_ns`, `total_ns`.
     pub fn sized(self, words: &str) -> Result<Workload, String> {
@@ -134,7 +130,8 @@ impl Workload {
             let value: u64 = value.parse().map_err(|_| format!("{word}: not a number"))?;
             let small = || u32::try_from(value).map_err(|_| format!("{word}: too large"));
             match (&mut w, key) {
-                (Workload::Fib { n } | Workload::Nqueens { n }, "n") => *n = small()?,
+                (Workload::Fib { n } | Workload::Nqueens { n, .. }, "n") => *n = small()?,
+                (Workload::Nqueens { split, .. }, "split") => *split = small()?,
                 (Workload::Imbalanced { workers, .. } | Workload::Mixed { workers, .. }, "workers") => {
                     *workers = small()?
                 }
@@ -154,10 +151,10 @@ impl Workload {
         {
             return Err(format!("fib n={n}: more than 40 would not fit in memory"));
         }
-        if let Workload::Nqueens { n } = w
-            && !(4..=20).contains(&n)
+        if let Workload::Nqueens { n, split } = w
+            && !((4..=20).contains(&n) && (2..=n).contains(&split))
         {
-            return Err(format!("nqueens n={n}: 4 to 20"));
+            return Err(format!("nqueens n={n} split={split}: n 4 to 20, split 2 to n"));
         }
         Ok(w)
     }
@@ -165,7 +162,8 @@ impl Workload {
     /// The workload's sizes as `key=value` words ([`Workload::sized`] reads them back).
     pub fn size(&self) -> String {
         match *self {
-            Workload::Fib { n } | Workload::Nqueens { n } => format!("n={n}"),
+            Workload::Fib { n } => format!("n={n}"),
+            Workload::Nqueens { n, split } => format!("n={n} split={split}"),
             Workload::Imbalanced { workers, units } | Workload::Mixed { workers, units } => {
                 format!("workers={workers} units={units}")
             }
@@ -199,7 +197,7 @@ impl Workload {
         match *self {
             Workload::Fib { n } => fib_nodes(n),
             Workload::Imbalanced { workers, .. } | Workload::Mixed { workers, .. } => u64::from(workers),
-            Workload::Nqueens { n } => nqueens_tasks(n).len() as u64,
+            Workload::Nqueens { n, split } => QueensTree::of(n, split).processes,
             Workload::Uts { roots, children, percent } => uts_nodes(roots, children, percent),
             Workload::Bang { senders, .. } => u64::from(senders) + 1,
             Workload::Grain { grain_ns, total_ns } => grain_tasks(grain_ns, total_ns) + 1,
@@ -213,7 +211,7 @@ impl Workload {
             Workload::Imbalanced { workers, units } | Workload::Mixed { workers, units } => {
                 u64::from(workers) * u64::from(units)
             }
-            Workload::Nqueens { n } => nqueens_tasks(n).iter().map(|&nodes| queens_units(nodes)).sum(),
+            Workload::Nqueens { n, split } => QueensTree::of(n, split).units,
             Workload::Uts { roots, children, percent } => uts_nodes(roots, children, percent),
             Workload::Bang { senders, messages } => {
                 let (s, m) = (u64::from(senders), u64::from(messages));
@@ -236,23 +234,6 @@ fn fib_nodes(n: u32) -> u64 {
 /// Leaves of `fib(n)`'s tree: each does one unit.
 fn fib_leaves(n: u32) -> u64 {
     if n < 2 { 1 } else { fib_leaves(n - 1) + fib_leaves(n - 2) }
-}
-
-/// The nodes each `nqueens(n)` task visits, in the order the kernel spawns them (each board
-/// size searched once per simulator process: a larger board takes seconds).
-pub fn nqueens_tasks(n: u32) -> Vec<u64> {
-    static SEARCHED: OnceLock<Mutex<BTreeMap<u32, Vec<u64>>>> = OnceLock::new();
-    let searched = SEARCHED.get_or_init(|| Mutex::new(BTreeMap::new()));
-    if let Some(tasks) = searched.lock().expect("no search panicked").get(&n) {
-        return tasks.clone();
-    }
-    let mut tasks = Vec::new();
-    queens_two_placed(n, |columns, left, right| {
-        tasks.push(queens_below(n, columns, left, right).1);
-        true
-    });
-    searched.lock().expect("no search panicked").insert(n, tasks.clone());
-    tasks
 }
 
 /// Nodes of the `uts` tree (one process each).
@@ -286,12 +267,8 @@ pub enum Program {
         parent: u32,
         pc: u32,
     },
-    /// An nqueens task: its search, crediting as it goes, then its count to main.
-    Queens {
-        nodes: u64,
-        main: u32,
-        pc: u32,
-    },
+    /// An nqueens task (src/queens.rs).
+    Queens(QueensTask),
     Uts {
         id: u64,
         kids: u64,
@@ -368,21 +345,7 @@ impl Program {
                     _ => Op::Exit,
                 }
             }
-            Program::Queens { nodes, main, pc } => {
-                // As the kernel's task credits (`queens_below_crediting`): its whole chunks of
-                // QUEENS_CREDIT_NODES nodes as it goes, then the rest. The kernel credits at the
-                // end of a subtree, up to 2,289 nodes later than a chunk's end; the model at it.
-                *pc += 1;
-                let (chunks, last) = queens_credit_chunks(*nodes);
-                let chunk = QUEENS_CREDIT_NODES / QUEENS_NODES_PER_UNIT;
-                let compute = |units: u64| Op::Compute { ns: units * ctx.costs.nqueens_unit, units, reductions: 0 };
-                match u64::from(*pc) {
-                    k if k <= chunks => compute(chunk),
-                    k if k == chunks + 1 => compute(last),
-                    k if k == chunks + 2 => Op::Send { to: *main, word: 0 },
-                    _ => Op::Exit,
-                }
-            }
+            Program::Queens(task) => task.next(ctx),
             Program::Uts { id, kids, depth, children, percent, parent, pc, i } => match *pc {
                 0 => {
                     *pc = 1;
@@ -482,8 +445,8 @@ fn main_next(workload: Workload, pc: &mut u32, index: &mut u64, ctx: &mut Ctx<'_
         Workload::Imbalanced { workers, .. } | Workload::Mixed { workers, .. } => {
             (u64::from(workers), u64::from(workers))
         }
-        Workload::Nqueens { n } => {
-            let tasks = nqueens_tasks(n).len() as u64;
+        Workload::Nqueens { n, split } => {
+            let tasks = QueensTree::of(n, split).top.len() as u64;
             (tasks, tasks)
         }
         Workload::Bang { senders, .. } => (u64::from(senders) + 1, 1),
@@ -508,9 +471,10 @@ fn main_next(workload: Workload, pc: &mut u32, index: &mut u64, ctx: &mut Ctx<'_
                     };
                     spawn(Program::Worker { units, done: 0, main: me, sent: false }, priority, placement)
                 }
-                Workload::Nqueens { n } => {
-                    let nodes = nqueens_tasks(n)[i as usize];
-                    spawn(Program::Queens { nodes, main: me, pc: 0 }, Priority::Normal, Placement::OnCore(0))
+                Workload::Nqueens { n, split } => {
+                    let board = QueensTree::of(n, split).top[i as usize];
+                    let task = QueensTask::new(n, split, 2, board, me);
+                    spawn(Program::Queens(task), Priority::Normal, Placement::OnCore(0))
                 }
                 Workload::Uts { roots, children, percent } => {
                     let program = Program::Uts {
@@ -566,6 +530,8 @@ mod tests {
         assert_eq!(Workload::kernel("uts").unwrap().processes(), 4377);
         assert_eq!(Workload::kernel("nqueens").unwrap().processes(), 132);
         assert_eq!(Workload::kernel("nqueens").unwrap().units(), crate::cost::NQUEENS_TOTAL_UNITS);
+        // tests/31 (`workload=nqueens queens_split=3`): "from 1162 processes".
+        assert_eq!(Workload::Nqueens { n: 13, split: 3 }.processes(), 1162);
         assert_eq!(Workload::kernel("imbalanced").unwrap().units(), 16_000);
         assert_eq!(Workload::kernel("grain").unwrap().processes(), 12_001);
     }
@@ -582,6 +548,9 @@ mod tests {
         assert_eq!(fib.sized("n=24"), Ok(Workload::Fib { n: 24 }));
         let uts = Workload::kernel("uts").unwrap().sized("roots=7,children=2 percent=56");
         assert_eq!(uts, Ok(Workload::Uts { roots: 7, children: 2, percent: 56 }));
+        let queens = Workload::kernel("nqueens").unwrap();
+        assert_eq!(queens.sized("n=15 split=4"), Ok(Workload::Nqueens { n: 15, split: 4 }));
+        assert!(queens.sized("split=14").is_err(), "no more splits than queens");
         assert!(fib.sized("workers=3").is_err());
         assert!(fib.sized("n").is_err());
     }

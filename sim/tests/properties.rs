@@ -14,7 +14,7 @@ fn workloads() -> impl Strategy<Value = Workload> {
     prop_oneof![
         (2u32..10).prop_map(|n| Workload::Fib { n }),
         (1u32..40, 1u32..12).prop_map(|(workers, units)| Workload::Imbalanced { workers, units }),
-        (4u32..8).prop_map(|n| Workload::Nqueens { n }),
+        (4u32..8, 2u32..5).prop_map(|(n, split)| Workload::Nqueens { n, split: split.min(n) }),
         // Fewer than one child per node on average (children x percent < 80%), so the tree stays
         // small: the kernel's own uts has 0.8.
         (1u32..25, 2u32..5, 0u32..80).prop_map(|(roots, children, p)| Workload::Uts {

@@ -1,5 +1,6 @@
 //! The demo workloads' settings on the kernel command line: `workload=`, `soak_s=`,
-//! `grain_ns=`, `grain_ms=`, `processes=`, `rounds=` and `probe_ms=`.
+//! `grain_ns=`, `grain_ms=`, `processes=`, `rounds=`, `probe_ms=`, `queens_n=` and
+//! `queens_split=`.
 //!
 //! The kernel reads none of these; they belong to the programs in the root package (the
 //! `make run` kernel, the soak, the tests that run workloads). The kernel's parser offers every
@@ -36,6 +37,12 @@ pub struct WorkloadArgs {
     pub rounds: u32,
     /// Milliseconds of the share probe run after the workload (0: none; apps/workloads/probe.rs).
     pub probe_ms: u32,
+    /// `workload=nqueens`: the board's size.
+    pub queens_n: u32,
+    /// `workload=nqueens`: queens placed before a task searches the rest itself; below the first
+    /// two, each placement is a process of its own (apps/workloads.rs, `nqueens`). More splits
+    /// give more, smaller tasks, and a shorter critical path for the work.
+    pub queens_split: u32,
 }
 
 impl Default for WorkloadArgs {
@@ -48,6 +55,8 @@ impl Default for WorkloadArgs {
             processes: DEFAULT_HOLD_PROCESSES,
             rounds: 4,
             probe_ms: 0,
+            queens_n: 13,
+            queens_split: 2,
         }
     }
 }
@@ -57,14 +66,17 @@ impl fmt::Display for WorkloadArgs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "workload={} soak_s={} grain_ns={} grain_ms={} processes={} rounds={} probe_ms={}",
+            "workload={} soak_s={} grain_ns={} grain_ms={} processes={} rounds={} probe_ms={} queens_n={} \
+             queens_split={}",
             self.workload.name(),
             self.soak_s,
             self.grain_ns,
             self.grain_ms,
             self.processes,
             self.rounds,
-            self.probe_ms
+            self.probe_ms,
+            self.queens_n,
+            self.queens_split
         )
     }
 }
@@ -84,7 +96,8 @@ pub enum Workload {
     Ring,
     /// All four priorities, some processes bound to cores.
     Mixed,
-    /// N-queens: one process per placement of the first two queens; counts the solutions.
+    /// N-queens on a `queens_n` board: one process per placement of the first two queens, each
+    /// splitting further until `queens_split` are placed; counts the solutions.
     Nqueens,
     /// Unbalanced tree search (binomial): a process per tree node, counting the nodes.
     Uts,
@@ -138,11 +151,15 @@ const SETTINGS: &[Setting<WorkloadArgs>] = &[
     number("processes", 0, MAX_PROCESSES as u64, |c, v| c.processes = v as usize),
     number("rounds", 1, 1_000, |c, v| c.rounds = v as u32),
     number("probe_ms", 0, 10_000, |c, v| c.probe_ms = v as u32),
+    number("queens_n", 4, 15, |c, v| c.queens_n = v as u32),
+    number("queens_split", 2, 15, |c, v| c.queens_split = v as u32),
 ];
 
 /// The workloads' settings, for the kernel's parser.
-pub static TABLE: Table<WorkloadArgs> =
-    Table::new(SETTINGS, &["workload", "soak_s", "grain_ns", "grain_ms", "processes", "rounds", "probe_ms"]);
+pub static TABLE: Table<WorkloadArgs> = Table::new(
+    SETTINGS,
+    &["workload", "soak_s", "grain_ns", "grain_ms", "processes", "rounds", "probe_ms", "queens_n", "queens_split"],
+);
 
 #[cfg(test)]
 mod tests {
@@ -164,7 +181,8 @@ mod tests {
     fn defaults_print_every_word() {
         assert_eq!(
             WorkloadArgs::default().to_string(),
-            "workload=imbalanced soak_s=120 grain_ns=10000 grain_ms=120 processes=10000 rounds=4 probe_ms=0"
+            "workload=imbalanced soak_s=120 grain_ns=10000 grain_ms=120 processes=10000 rounds=4 probe_ms=0 \
+             queens_n=13 queens_split=2"
         );
     }
 
@@ -199,6 +217,24 @@ mod tests {
     }
 
     #[test]
+    fn queens_settings_parse_within_their_ranges() {
+        let (parsed, args) = parse("workload=nqueens queens_n=15 queens_split=5");
+        assert!(parsed.rejections.is_empty());
+        assert_eq!((args.workload, args.queens_n, args.queens_split), (Workload::Nqueens, 15, 5));
+        let (parsed, args) = parse("queens_n=3 queens_n=16 queens_split=1 queens_split=16");
+        assert_eq!(args, WorkloadArgs::default());
+        assert_eq!(
+            reasons(&parsed),
+            [
+                RejectReason::OutOfRange { min: 4, max: 15 },
+                RejectReason::OutOfRange { min: 4, max: 15 },
+                RejectReason::OutOfRange { min: 2, max: 15 },
+                RejectReason::OutOfRange { min: 2, max: 15 },
+            ]
+        );
+    }
+
+    #[test]
     fn process_and_round_settings_parse_within_their_ranges() {
         let (parsed, args) = parse("workload=hold processes=100_000 max_processes=500 rounds=7");
         assert!(parsed.rejections.is_empty());
@@ -230,6 +266,11 @@ mod tests {
             shown.starts_with("bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks,"),
             "{shown}"
         );
-        assert!(shown.ends_with(", workload, soak_s, grain_ns, grain_ms, processes, rounds, probe_ms)"), "{shown}");
+        assert!(
+            shown.ends_with(
+                ", workload, soak_s, grain_ns, grain_ms, processes, rounds, probe_ms, queens_n, queens_split)"
+            ),
+            "{shown}"
+        );
     }
 }

@@ -120,6 +120,35 @@ pub fn queens_two_placed(n: u32, mut each: impl FnMut(u32, u32, u32) -> bool) ->
     true
 }
 
+/// Calls `each` with the board state after every legal placement of the next queen below the
+/// state `columns`, `left`, `right`, in column order: the children a task of the `nqueens`
+/// workload spawns while fewer than its `split` queens are placed. Stops early when `each`
+/// returns false; returns whether it went through all of them.
+pub fn queens_next_placed(
+    n: u32,
+    columns: u32,
+    left: u32,
+    right: u32,
+    mut each: impl FnMut(u32, u32, u32) -> bool,
+) -> bool {
+    let full = (1u32 << n) - 1;
+    let mut free = full & !(columns | left | right);
+    while free != 0 {
+        let bit = free & free.wrapping_neg();
+        free &= free - 1;
+        if !each(columns | bit, ((left | bit) << 1) & full, (right | bit) >> 1) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Is a task of `nqueens(n, split)` with `placed` queens on the board a leaf, one that searches
+/// below its state itself? When `split` queens are placed, or the board is full.
+pub fn queens_is_leaf(n: u32, split: u32, placed: u32, columns: u32) -> bool {
+    placed >= split || columns == (1u32 << n) - 1
+}
+
 /// A grain task credits its work in chunks of at most this many ns (50 us, a twentieth of a
 /// slice): a task of 1 ms is usually preempted once and may finish on another core, and each
 /// core should be credited what it computed.
@@ -173,6 +202,40 @@ mod tests {
             }));
             assert_eq!(total, known, "{n}-queens");
         }
+    }
+
+    /// Splitting deeper finds the same solutions: the leaves of `nqueens(n, split)` (one task per
+    /// placement of the first `split` queens, or a full board) search exactly the whole board.
+    #[test]
+    fn a_deeper_split_covers_the_same_search() {
+        fn below(n: u32, split: u32, placed: u32, c: u32, l: u32, r: u32, leaves: &mut u64) -> u64 {
+            if queens_is_leaf(n, split, placed, c) {
+                *leaves += 1;
+                return queens_below(n, c, l, r).0;
+            }
+            let mut sum = 0;
+            assert!(queens_next_placed(n, c, l, r, |c, l, r| {
+                sum += below(n, split, placed + 1, c, l, r, leaves);
+                true
+            }));
+            sum
+        }
+        for (n, known) in [(6u32, 4u64), (8, 92), (10, 724)] {
+            let mut tasks = Vec::new();
+            queens_two_placed(n, |c, l, r| {
+                tasks.push((c, l, r));
+                true
+            });
+            for split in 2..=n + 1 {
+                let mut leaves = 0;
+                let total: u64 = tasks.iter().map(|&(c, l, r)| below(n, split, 2, c, l, r, &mut leaves)).sum();
+                assert_eq!(total, known, "{n}-queens split {split}");
+                if split == 2 {
+                    assert_eq!(leaves, tasks.len() as u64, "split 2 is one leaf per task");
+                }
+            }
+        }
+        assert!(!queens_next_placed(8, 0, 0, 0, |_, _, _| false), "stops when told");
     }
 
     #[test]
