@@ -16,7 +16,9 @@ BENCH        ?=
 ICOUNT       ?=
 
 comma := ,
-ICOUNT_ARGS := $(if $(filter-out 0,$(ICOUNT)),-icount shift=0$(comma)sleep=off)
+# Non-empty when ICOUNT asks for -icount; `make run` and `make trace` hand ICOUNT to
+# scripts/qemu-run.sh, which asks the launcher (scripts/qemu.py) for it.
+ICOUNT_ON := $(filter-out 0,$(ICOUNT))
 
 KERNEL_ELF := target/aarch64-unknown-none/release/beamcore
 # BOARD=rpi4: the raspi4b image with semihosting (QEMU exits with the kernel's status).
@@ -112,9 +114,9 @@ run: kernel
 ifeq ($(BOARD),rpi4)
 	@echo "==> run: QEMU raspi4b, 4 cores, device tree target/rpi4-qemu/raspi4b.dtb"
 else
-	@echo "==> run: QEMU virt$(if $(MACHINE_OPTS),$(comma)$(MACHINE_OPTS)) cpu=$(CPU) smp=$(SMP)$(if $(ICOUNT_ARGS), under -icount)"
+	@echo "==> run: QEMU virt$(if $(MACHINE_OPTS),$(comma)$(MACHINE_OPTS)) cpu=$(CPU) smp=$(SMP)$(if $(ICOUNT_ON), under -icount)"
 endif
-	scripts/qemu-run.sh $(RUN_KERNEL) $(ICOUNT_ARGS)
+	ICOUNT=$(ICOUNT) scripts/qemu-run.sh $(RUN_KERNEL)
 
 gdb: kernel
 	@echo "==> gdb: QEMU stopped at the first instruction; attach with: gdb-multiarch $(RUN_ELF) -ex 'target remote :1234' (or use make debug)"
@@ -133,6 +135,8 @@ test-host: $(SETUP_STAMP)
 	cargo test $(PURE_CRATE_ARGS) --target $(HOST_TARGET)
 	@echo "==> test-host: the host tools (trace, plot, bench figures, symbol table)"
 	$(MPL_PYTHON) scripts/test_tools.py
+	@echo "==> test-host: the scripts' own tests (scripts/test_*.py: the QEMU launcher, ...)"
+	for test in $(filter-out scripts/test_tools.py,$(wildcard scripts/test_*.py)); do python3 $$test || exit 1; done
 	@echo "==> test-host: the host benchmarks, each run once as a test (criterion's test mode)"
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
@@ -158,9 +162,9 @@ WORKLOAD ?= imbalanced
 .PHONY: trace plot profile
 trace: $(SETUP_STAMP) kernel
 	@mkdir -p target/trace
-	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT_ARGS), under -icount), console in target/trace/$(WORKLOAD).log"
-	@status=0; ARGS="workload=$(WORKLOAD) trace=on $(ARGS)" scripts/qemu-run.sh $(KERNEL_ELF) \
-		$(ICOUNT_ARGS) > target/trace/$(WORKLOAD).log || status=$$?; \
+	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT_ON), under -icount), console in target/trace/$(WORKLOAD).log"
+	@status=0; ARGS="workload=$(WORKLOAD) trace=on $(ARGS)" ICOUNT=$(ICOUNT) scripts/qemu-run.sh $(KERNEL_ELF) \
+		> target/trace/$(WORKLOAD).log || status=$$?; \
 	grep -v '^trace: ev ' target/trace/$(WORKLOAD).log || true; \
 	if [ $$status -ne 0 ]; then echo "trace: QEMU exited with status $$status"; exit $$status; fi
 	$(MPL_PYTHON) scripts/trace.py target/trace/$(WORKLOAD).log -o target/trace/$(WORKLOAD)

@@ -21,10 +21,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import qemu  # noqa: E402  (scripts/qemu.py: the QEMU launcher)
+
 LINE = re.compile(r"^bench: (\S+) (\S+) (\S+)$")
 
-# name -> (binary, qemu arguments, bootargs)
-ICOUNT_ONE_CORE = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=0,sleep=off"]
+# name -> (binary, machine (scripts/qemu.py's `command` options), bootargs)
+ICOUNT_ONE_CORE = {"smp": 1, "icount": True}
 QEMU_SUITES = {
     "deque": ("bench-deque", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
@@ -94,7 +97,7 @@ DEQUE_HOST_PATTERNS = ["push_pop", "push_steal", "owner_1_thief", "owner_3_thiev
 # scale.bytes_per_process_<ram>, scale.spawn_ms_<ram>, scale.end_ms_<ram>; and, from the sched
 # kernel, sched.bytes_per_process (1,000 idle processes on one core, under -icount).
 SCALE_MEMORY = {"1g": "1G", "128m": "128M"}
-SCALE_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4"]
+SCALE_ARGS = {"smp": 4}
 
 
 # Per-core deques against the shared-queue baseline (`queues=shared`: one lock-protected FIFO
@@ -110,8 +113,8 @@ EXTRA_WORKLOADS = ["ring", "bang", "big"]
 
 
 def icount_args(cores):
-    machine = "virt" if cores <= 8 else "virt,gic-version=3"
-    return ["-M", machine, "-cpu", "cortex-a72", "-smp", str(cores), "-icount", "shift=0,sleep=off"]
+    """The machine of a multi-core run under -icount (GICv3 beyond GICv2's 8 cores)."""
+    return {"machine_opts": "" if cores <= 8 else "gic-version=3", "smp": cores, "icount": True}
 
 
 def balance_args(workload, policy, seed=None, probe=True):
@@ -404,12 +407,10 @@ def policy_table(results, metric="speedup", digits=2):
     return lines
 
 
-def qemu_command(binary, qemu_args, bootargs, target_dir=Path("target"), memory="128M"):
-    elf = target_dir / "aarch64-unknown-none/release" / binary
-    cmd = ["qemu-system-aarch64", *qemu_args, "-m", memory, "-nographic", "-semihosting", "-kernel", str(elf)]
-    if bootargs:
-        cmd += ["-append", bootargs]
-    return cmd
+def qemu_command(binary, machine, bootargs, target_dir=Path("target"), memory="128M"):
+    """QEMU booting a release binary on `machine` (options of scripts/qemu.py's `command`)."""
+    return qemu.command(target_dir / "aarch64-unknown-none/release" / binary, **machine, memory=memory,
+                        append=bootargs)
 
 
 def run(cmd, timeout, env=None):

@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import qemu  # noqa: E402  (scripts/qemu.py: the QEMU launcher)
+
 GDB = "gdb-multiarch"
 FIRST_RUST_FUNCTION = "boot_core_entry"
 CONSOLE_LOG = ROOT / "target" / "debug" / "console.log"
@@ -118,7 +121,7 @@ def main():
     parser.add_argument("--batch", action="store_true", help="run the -ex commands and exit")
     parser.add_argument("-ex", dest="commands", action="append", default=[], help="a gdb command after the stop")
     args = parser.parse_args()
-    qemu_cmd = [str(ROOT / "scripts" / "qemu-run.sh"), str(args.kernel), "-S", "-gdb", f"tcp:127.0.0.1:{args.port}"]
+    qemu_cmd = [str(ROOT / "scripts" / "qemu-run.sh"), str(args.kernel), *qemu.gdb_wait(args.port)]
     env = dict(os.environ, TIMEOUT="0")
     board = os.environ.get("BOARD", "virt")
     print(f"debug: QEMU ({board}) waiting on 127.0.0.1:{args.port}; its console goes to "
