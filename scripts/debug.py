@@ -75,13 +75,13 @@ def session(qemu_cmd, elf, port: int, commands=(), batch=True, timeout=None, con
     console.parent.mkdir(parents=True, exist_ok=True)
     with open(console, "wb") as log:
         # Its own session: a Ctrl-C meant for gdb (to stop the target) must not end QEMU.
-        qemu = subprocess.Popen(qemu_cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        emulator = subprocess.Popen(qemu_cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, env=env)
     try:
         deadline = time.monotonic() + LISTEN_TIMEOUT_S
         while not listening(port):
-            if qemu.poll() is not None:
-                return qemu.returncode, f"debug: QEMU exited with status {qemu.returncode} before listening\n", \
+            if emulator.poll() is not None:
+                return emulator.returncode, f"debug: QEMU exited with status {emulator.returncode} before listening\n", \
                     console.read_text(errors="replace")
             if time.monotonic() > deadline:
                 return None, f"debug: QEMU not listening on port {port} after {LISTEN_TIMEOUT_S} s\n", \
@@ -103,13 +103,13 @@ def session(qemu_cmd, elf, port: int, commands=(), batch=True, timeout=None, con
             finally:
                 signal.signal(signal.SIGINT, previous)
     finally:
-        if qemu.poll() is None:
-            os.killpg(qemu.pid, signal.SIGTERM)
+        if emulator.poll() is None:
+            os.killpg(emulator.pid, signal.SIGTERM)
             try:
-                qemu.wait(timeout=5)
+                emulator.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                os.killpg(qemu.pid, signal.SIGKILL)
-                qemu.wait()
+                os.killpg(emulator.pid, signal.SIGKILL)
+                emulator.wait()
     return status, output, console.read_text(errors="replace")
 
 

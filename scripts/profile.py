@@ -281,19 +281,19 @@ def main():
         os.mkfifo(fifo)
         cmd = qemu.command(args.elf, **QEMU_MACHINE, exec_log=fifo, append=BOOTARGS)
         console = []
-        qemu = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        emulator = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 text=True)
-        reader = threading.Thread(target=lambda: console.extend(qemu.stdout), daemon=True)
+        reader = threading.Thread(target=lambda: console.extend(emulator.stdout), daemon=True)
         reader.start()
         # A QEMU that exits before it opens its log (a bad option, say) would leave the open below
         # waiting for a writer for ever: a watcher opens the pipe's other end then, and a QEMU that
         # runs past the deadline is stopped.
         def watch():
             try:
-                qemu.wait(timeout=TIMEOUT_S)
+                emulator.wait(timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                qemu.kill()
-                qemu.wait()
+                emulator.kill()
+                emulator.wait()
             # Without blocking: once the count has read the log to its end, nobody reads the pipe
             # (ENXIO) or it is gone with the directory (ENOENT), and there is nothing to unblock.
             try:
@@ -303,7 +303,7 @@ def main():
         threading.Thread(target=watch, daemon=True).start()
         with open(fifo, errors="replace") as log:
             segments = count_segments(log, marks)
-        status = qemu.wait()
+        status = emulator.wait()
         reader.join()
     output = "".join(console)
     if status != 0:

@@ -322,9 +322,9 @@ def run_image_case(name):
         report = io.StringIO()
         with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
             board = rpi4.check(rpi4.IMAGE_DIR / "kernel8.img", rpi4.IMAGE_DIR / "beamcore.elf")
-            qemu = rpi4.check(rpi4.QEMU_DIR / "kernel8.img", rpi4.QEMU_DIR / "beamcore.elf", expect_trap=True)
+            caught = rpi4.check(rpi4.QEMU_DIR / "kernel8.img", rpi4.QEMU_DIR / "beamcore.elf", expect_trap=True)
         problems = [why for ok, why in ((board, "kernel8.img holds a semihosting trap"),
-                                        (qemu, "the check misses the trap in the semihosting build")) if not ok]
+                                        (caught, "the check misses the trap in the semihosting build")) if not ok]
         if not problems:
             report.write("test: kernel8.img holds no hlt #0xf000; the check finds the semihosting build's trap\n")
         return not problems, "; ".join(problems), report.getvalue(), time.monotonic() - started

@@ -9,6 +9,7 @@ Makefile, template/ or examples/ names the emulator.
 QEMU is never started: a stand-in named like it, first on PATH, records its arguments.
 """
 
+import ast
 import importlib.util
 import os
 import shlex
@@ -202,6 +203,18 @@ class OneLauncher(unittest.TestCase):
         naming = [str(p.relative_to(ROOT)) for p in files
                   if p.suffix in ("", ".sh", ".py", ".toml") and Q in p.read_text(errors="replace")]
         self.assertEqual(naming, ["scripts/qemu.py"])
+
+    def test_no_caller_shadows_the_launcher(self):
+        # A local named `qemu` in a module that imports the launcher makes every use of
+        # `qemu.command` in that function an UnboundLocalError, found only when it runs.
+        for path in SCRIPTS.glob("*.py"):
+            tree = ast.parse(path.read_text())
+            if not any(isinstance(n, ast.Import) and any(a.name == "qemu" for a in n.names) for n in tree.body):
+                continue
+            bound = [f"{path.name}:{n.lineno}" for n in ast.walk(tree)
+                     if (isinstance(n, ast.Name) and n.id == "qemu" and isinstance(n.ctx, ast.Store))
+                     or (isinstance(n, ast.arg) and n.arg == "qemu")]
+            self.assertEqual(bound, [], "name the QEMU process or value otherwise")
 
 
 if __name__ == "__main__":
