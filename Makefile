@@ -16,7 +16,9 @@ BENCH        ?=
 ICOUNT       ?=
 
 comma := ,
-ICOUNT_ARGS := $(if $(filter-out 0,$(ICOUNT)),-icount shift=0$(comma)sleep=off)
+# Non-empty when ICOUNT asks for -icount; `make run` and `make trace` hand ICOUNT to
+# scripts/qemu-run.sh, which asks the launcher (scripts/qemu.py) for it.
+ICOUNT_ON := $(filter-out 0,$(ICOUNT))
 
 KERNEL_ELF := target/aarch64-unknown-none/release/beamcore
 # BOARD=rpi4: the raspi4b image with semihosting (QEMU exits with the kernel's status).
@@ -32,12 +34,12 @@ else
 $(error unknown BOARD=$(BOARD); known: virt, rpi4)
 endif
 HOST_TARGET := $(shell rustc -vV | sed -n 's/^host: //p')
-# The pure crates (crates/): no_std libraries the kernel depends on, tested on the host.
-PURE_CRATES := beamcore-bootargs beamcore-core-set beamcore-deque beamcore-frame-walk beamcore-json-report \
-               beamcore-kallsyms beamcore-limits beamcore-mem-layout beamcore-page-tables beamcore-platform \
-               beamcore-program-args beamcore-repo-checks \
-               beamcore-sched-policy beamcore-signal-queue beamcore-timer-heap beamcore-trace-ring \
-               beamcore-workload-args beamcore-workload-shapes
+# The pure crates (crates/): no_std libraries the kernel depends on, tested on the host. Read from
+# the workspace's members in Cargo.toml (scripts/packages.py), never listed here.
+PURE_CRATES := $(shell python3 scripts/packages.py pure-crates)
+ifeq ($(strip $(PURE_CRATES)),)
+$(error scripts/packages.py found no pure crate among the workspace members of Cargo.toml)
+endif
 PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))
 SETUP_STAMP := target/.setup-done
 # The Python that has matplotlib, for the charting tools (scripts/mpl-python.sh says why it may
@@ -46,7 +48,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: sim-policy structure help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-handoff
+.PHONY: sim-policy structure packages test-packages help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-handoff
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -78,7 +80,9 @@ help:
 	@echo "make gdb         QEMU waiting for gdb-multiarch on :1234 (BOARD=rpi4 too)"
 	@echo "make debug       QEMU plus gdb-multiarch attached, stopped at boot_core_entry, one thread per core"
 	@echo "                 (console in target/debug/console.log; BOARD=rpi4 too; docs/debugging.md)"
-	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, programs, pure crates on host and bare metal, host benchmarks)"
+	@echo "make check       cargo fmt --check and clippy -D warnings (kernel, programs, pure crates on host and bare metal, host benchmarks),"
+	@echo "                 the structure checks and each package directory's default target"
+	@echo "make test-packages  cargo test inside every package directory (part of make test)"
 	@echo "make setup       install the Rust target, QEMU >= 9, dtc, llvm tools, gdb-multiarch, matplotlib (run automatically when missing)"
 	@echo "make new NAME=x  a new program: a Cargo project of its own in DIR/NAME (DIR=.. by default) made from template/,"
 	@echo "                 depending on this checkout by path; its make run / make test / make rpi4 work as here"
@@ -112,9 +116,9 @@ run: kernel
 ifeq ($(BOARD),rpi4)
 	@echo "==> run: QEMU raspi4b, 4 cores, device tree target/rpi4-qemu/raspi4b.dtb"
 else
-	@echo "==> run: QEMU virt$(if $(MACHINE_OPTS),$(comma)$(MACHINE_OPTS)) cpu=$(CPU) smp=$(SMP)$(if $(ICOUNT_ARGS), under -icount)"
+	@echo "==> run: QEMU virt$(if $(MACHINE_OPTS),$(comma)$(MACHINE_OPTS)) cpu=$(CPU) smp=$(SMP)$(if $(ICOUNT_ON), under -icount)"
 endif
-	scripts/qemu-run.sh $(RUN_KERNEL) $(ICOUNT_ARGS)
+	ICOUNT=$(ICOUNT) scripts/qemu-run.sh $(RUN_KERNEL)
 
 gdb: kernel
 	@echo "==> gdb: QEMU stopped at the first instruction; attach with: gdb-multiarch $(RUN_ELF) -ex 'target remote :1234' (or use make debug)"
@@ -126,13 +130,15 @@ debug: kernel
 	@echo "==> debug: QEMU ($(BOARD)) and gdb-multiarch on $(RUN_ELF)"
 	python3 scripts/debug.py $(RUN_ELF) $(RUN_KERNEL)
 
-test: test-host test-qemu test-examples test-tutorial test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake test-calibration test-handoff
+test: test-host test-packages test-qemu test-examples test-tutorial test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake test-calibration test-handoff
 
 test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the pure crates (crates/) on $(HOST_TARGET): unit and property tests, and the repository checks"
 	cargo test $(PURE_CRATE_ARGS) --target $(HOST_TARGET)
 	@echo "==> test-host: the host tools (trace, plot, bench figures, symbol table)"
 	$(MPL_PYTHON) scripts/test_tools.py
+	@echo "==> test-host: the scripts' own tests (scripts/test_*.py: the QEMU launcher, ...)"
+	for test in $(filter-out scripts/test_tools.py,$(wildcard scripts/test_*.py)); do python3 $$test || exit 1; done
 	@echo "==> test-host: the host benchmarks, each run once as a test (criterion's test mode)"
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
@@ -158,9 +164,9 @@ WORKLOAD ?= imbalanced
 .PHONY: trace plot profile
 trace: $(SETUP_STAMP) kernel
 	@mkdir -p target/trace
-	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT_ARGS), under -icount), console in target/trace/$(WORKLOAD).log"
-	@status=0; ARGS="workload=$(WORKLOAD) trace=on $(ARGS)" scripts/qemu-run.sh $(KERNEL_ELF) \
-		$(ICOUNT_ARGS) > target/trace/$(WORKLOAD).log || status=$$?; \
+	@echo "==> trace: workload=$(WORKLOAD)$(if $(ICOUNT_ON), under -icount), console in target/trace/$(WORKLOAD).log"
+	@status=0; ARGS="workload=$(WORKLOAD) trace=on $(ARGS)" ICOUNT=$(ICOUNT) scripts/qemu-run.sh $(KERNEL_ELF) \
+		> target/trace/$(WORKLOAD).log || status=$$?; \
 	grep -v '^trace: ev ' target/trace/$(WORKLOAD).log || true; \
 	if [ $$status -ne 0 ]; then echo "trace: QEMU exited with status $$status"; exit $$status; fi
 	$(MPL_PYTHON) scripts/trace.py target/trace/$(WORKLOAD).log -o target/trace/$(WORKLOAD)
@@ -258,7 +264,20 @@ test-handoff: $(SETUP_STAMP) kernel
 	@echo "==> test-handoff: next_turn_from_process saves no registers and calls nothing out of line"
 	python3 scripts/check-handoff.py
 
-check: fmt clippy structure sim-policy
+check: fmt clippy structure sim-policy packages
+
+# The quick form of test-packages: a plain cargo in each package directory builds for the
+# package's own target (host packages for the host, the kernel's for bare metal, with no test a
+# host would try to run); scripts/packages.py says how.
+packages:
+	python3 scripts/packages.py targets
+
+# `cargo test` inside every package directory, as someone who cds there would run it (the root:
+# `--no-run`, its tests are the in-QEMU suite); examples/ and template/ are covered by
+# test-examples, which runs `make test` in filled-in copies.
+test-packages: $(SETUP_STAMP)
+	@echo "==> test-packages: cargo test in every package directory"
+	python3 scripts/packages.py test
 
 # The simulator models the machine and calls the kernel's policy: no restated constant, no
 # policy decision of its own (scripts/check-sim-policy.py says why).

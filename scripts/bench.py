@@ -21,10 +21,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import qemu  # noqa: E402  (scripts/qemu.py: the QEMU launcher)
+
 LINE = re.compile(r"^bench: (\S+) (\S+) (\S+)$")
 
-# name -> (binary, qemu arguments, bootargs)
-ICOUNT_ONE_CORE = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=0,sleep=off"]
+# name -> (binary, machine (scripts/qemu.py's `command` options), bootargs)
+ICOUNT_ONE_CORE = {"smp": 1, "icount": True}
 QEMU_SUITES = {
     "deque": ("bench-deque", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
@@ -85,8 +88,8 @@ HOST_SUITES = {
                    "--", "--noplot"],
 }
 CRITERION_DIR = ROOT / "target/criterion"
+RESULTS = ROOT / "bench/results.json"
 DEQUE_HOST_PATTERNS = ["push_pop", "push_steal", "owner_1_thief", "owner_3_thieves"]
-
 
 # Processes alive at once (workload=hold processes=0: as many as memory allows, each blocked
 # in receive, then each messaged, answered and ended), on 4 cores at each RAM size, without
@@ -94,8 +97,7 @@ DEQUE_HOST_PATTERNS = ["push_pop", "push_steal", "owner_1_thief", "owner_3_thiev
 # scale.bytes_per_process_<ram>, scale.spawn_ms_<ram>, scale.end_ms_<ram>; and, from the sched
 # kernel, sched.bytes_per_process (1,000 idle processes on one core, under -icount).
 SCALE_MEMORY = {"1g": "1G", "128m": "128M"}
-SCALE_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4"]
-
+SCALE_ARGS = {"smp": 4}
 
 # Per-core deques against the shared-queue baseline (`queues=shared`: one lock-protected FIFO
 # per priority level for the whole machine), every workload in both modes in the same run,
@@ -103,15 +105,15 @@ SCALE_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "4"]
 QUEUES_CORES = [2, 4, 8]
 QUEUES_WORKLOADS = ["nqueens", "uts", "fib", "imbalanced", "mixed", "bang"]
 QUEUE_MODES = {"percore": "", "shared": "queues=shared"}
-
+QUEUES_SHOWN = ("guest_ms", "busiest_share", "steals", "lock_acquisitions", "lock_contended")
 
 # The other workloads, once each on 4 cores with the default strategy.
 EXTRA_WORKLOADS = ["ring", "bang", "big"]
 
 
 def icount_args(cores):
-    machine = "virt" if cores <= 8 else "virt,gic-version=3"
-    return ["-M", machine, "-cpu", "cortex-a72", "-smp", str(cores), "-icount", "shift=0,sleep=off"]
+    """The machine of a multi-core run under -icount (GICv3 beyond GICv2's 8 cores)."""
+    return {"machine_opts": "" if cores <= 8 else "gic-version=3", "smp": cores, "icount": True}
 
 
 def balance_args(workload, policy, seed=None, probe=True):
@@ -404,12 +406,10 @@ def policy_table(results, metric="speedup", digits=2):
     return lines
 
 
-def qemu_command(binary, qemu_args, bootargs, target_dir=Path("target"), memory="128M"):
-    elf = target_dir / "aarch64-unknown-none/release" / binary
-    cmd = ["qemu-system-aarch64", *qemu_args, "-m", memory, "-nographic", "-semihosting", "-kernel", str(elf)]
-    if bootargs:
-        cmd += ["-append", bootargs]
-    return cmd
+def qemu_command(binary, machine, bootargs, target_dir=Path("target"), memory="128M"):
+    """QEMU booting a release binary on `machine` (options of scripts/qemu.py's `command`)."""
+    return qemu.command(target_dir / "aarch64-unknown-none/release" / binary, **machine, memory=memory,
+                        append=bootargs)
 
 
 def run(cmd, timeout, env=None):
@@ -452,196 +452,194 @@ def write_results(results_path, results):
         r = results[name]
         value = f"{r['value']:g}"
         table.append(f"| `{name}` | {value} | {r['unit']} | `{r['command']}` |")
-    (ROOT / "bench/results.md").write_text("\n".join(table) + "\n")
+    results_path.with_suffix(".md").write_text("\n".join(table) + "\n")
 
 
-def main():
+def record(results, figures, cmd, suite, show=False):
+    """Each of `figures` ({name: (value, unit)}) into `results`, with the command that measured it."""
+    for name, (value, unit) in figures.items():
+        results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
+        if show:
+            print(f"  bench: {name} {value} {unit}", flush=True)
+
+
+def cargo(args, env=None):
+    subprocess.run(["cargo", *args], cwd=ROOT, check=True, env=env)
+
+
+def run_grain(suite, results, prefix):
+    runs, failures = list(grain_runs()), 0
+    for name in [n for n in results if n.startswith("grain.")]:
+        del results[name]
+    for run_number, (cores, size, policy, cmd) in enumerate(runs, 1):
+        status, output = run(cmd, timeout=600)
+        figures = grain_figures(cores, size, policy, output) if status == 0 else None
+        if figures is None:
+            failures += 1
+            print(f"  [{run_number}/{len(runs)}] grain {size} us {policy} {cores} cores failed (status {status})")
+            continue
+        record(results, figures, cmd, suite)
+        shown = {k.rsplit(".", 1)[1]: v for k, (v, _) in figures.items()}
+        print(f"  [{run_number}/{len(runs)}] grain {size} us {policy} {cores} cores: speedup "
+              f"{shown['speedup']} (balance {shown['balance_speedup']}, overhead {shown['overhead']})", flush=True)
+    return failures
+
+
+def run_scale(suite, results, prefix):
+    # The memory one idle process costs, measured by the sched kernel (1,000 of them on one
+    # core): with the counts below, what the scale figures are about.
+    failures, cmd = 0, qemu_command(*QEMU_SUITES["sched"])
+    status, output = run(cmd, timeout=600)
+    line = next((m for m in map(LINE.match, output.splitlines()) if m and m.group(1) == "sched.bytes_per_process"),
+                None)
+    if status != 0 or line is None:
+        failures += 1
+        print(f"  sched.bytes_per_process failed (status {status})")
+    else:
+        record(results, {"sched.bytes_per_process": (float(line.group(2)), line.group(3))}, cmd, "sched", show=True)
+    for label, memory in SCALE_MEMORY.items():
+        cmd = qemu_command("beamcore", SCALE_ARGS, "workload=hold processes=0", memory=memory)
+        status, output = run(cmd, timeout=900)
+        data = report_of(output) if status == 0 else None
+        if data is None or "hold_peak" not in data:
+            failures += 1
+            print(f"  scale at {memory} failed (status {status}):\n{output[-3000:]}")
+            continue
+        record(results, {
+            f"scale.processes_alive_{label}": (data["hold_peak"], "count"),
+            f"scale.bytes_per_process_{label}": (data["hold_bytes_per_process"], "bytes"),
+            f"scale.spawn_ms_{label}": (round(data["hold_spawn_us"] / 1000), "ms"),
+            f"scale.end_ms_{label}": (round(data["hold_end_us"] / 1000), "ms"),
+        }, cmd, suite, show=True)
+    return failures
+
+
+def run_host(suite, results, prefix):
+    started = time.time()
+    cmd = HOST_SUITES[suite]
+    status, output = run(cmd, timeout=900, env=dict(os.environ, CRITERION_HOME=str(CRITERION_DIR)))
+    try:
+        if status != 0:
+            raise ValueError(f"status {status}:\n{output[-3000:]}")
+        figures = criterion_figures(CRITERION_DIR, DEQUE_HOST_PATTERNS, since=started)
+    except ValueError as error:
+        print(f"bench: {suite} failed: {error}")
+        return 1
+    # Figures of the benchmark this suite replaced (other names) would read as current.
+    for name in [n for n in results if n.startswith("deque.host.")]:
+        del results[name]
+    record(results, figures, cmd, suite, show=True)
+    return 0
+
+
+def run_queues(suite, results, prefix):
+    runs, failures = list(queues_runs()), 0
+    for name in [n for n, r in results.items() if r.get("suite") == "queues"]:
+        del results[name]
+    for run_number, (cores, workload, mode, cmd) in enumerate(runs, 1):
+        status, output = run(cmd, timeout=600)
+        figures = queues_figures(cores, workload, mode, output) if status == 0 else None
+        if figures is None:
+            failures += 1
+            print(f"  [{run_number}/{len(runs)}] {workload} {mode} {cores} cores failed (status {status})")
+            continue
+        record(results, figures, cmd, suite)
+        label = f"balance.{workload}.{mode}.{cores}cores"
+        shown = {k: figures[f"{label}.{k}"][0] for k in QUEUES_SHOWN if f"{label}.{k}" in figures}
+        print(f"  [{run_number}/{len(runs)}] {label} {shown}", flush=True)
+        ratio = queues_ratio(results, workload, cores)
+        if mode == "shared" and ratio is not None:
+            record(results, {f"balance.{workload}.{cores}cores.shared_over_percore": (ratio, "ratio")}, cmd, suite,
+                   show=True)
+    return failures
+
+
+def run_balance(suite, results, prefix):
+    runs = list(balance_runs())
+    # Figures of runs this suite no longer makes (another size, another set) would be mistaken
+    # for current ones: drop them.
+    current = {" ".join(cmd) for *_, cmd in runs}
+    for name in [n for n, r in results.items()
+                 if n.startswith("balance.") and r.get("suite") == "balance" and r.get("command") not in current]:
+        del results[name]
+    failures = 0
+    for run_number, (cores, workload, strategy, cmd) in enumerate(runs, 1):
+        status, output = run(cmd, timeout=600)
+        figures = balance_figures(cores, workload, strategy, output) if status == 0 else None
+        if figures is None:
+            failures += 1
+            print(f"  [{run_number}/{len(runs)}] {workload} {strategy} {cores} cores failed (status {status})")
+            continue
+        record(results, figures, cmd, suite)
+        label = f"balance.{workload}.{strategy}.{cores}cores"
+        add_instruction_bound(results, workload, strategy, cores, " ".join(cmd))
+        print(f"  [{run_number}/{len(runs)}] bench: {label} max_over_mean {figures[f'{label}.max_over_mean'][0]}, "
+              f"speedup {figures.get(f'{label}.speedup', ('n/a',))[0]}", flush=True)
+    add_seed_means(results)
+    return failures
+
+
+def run_qemu_suite(suite, results, prefix):
+    """A micro-benchmark kernel: every `bench:` line it prints (those starting with `prefix`)."""
+    binary, machine, bootargs = QEMU_SUITES[suite]
+    target_dir, suffix = Path("target"), ""
+    if suite in VARIANT_BUILDS:
+        target_dir, rustflags, suffix = VARIANT_BUILDS[suite]
+        print(f"bench: building {binary} with RUSTFLAGS={rustflags!r} in {target_dir}", flush=True)
+        cargo(["build", "--release", "--bin", binary], env=dict(os.environ, CARGO_TARGET_DIR=str(target_dir),
+                                                                 RUSTFLAGS=rustflags))
+    cmd = qemu_command(binary, machine, bootargs, target_dir)
+    status, output = run(cmd, timeout=600)
+    if status != 0:
+        print(f"bench: {suite} failed with status {status}:\n{output}")
+        return 1
+    for line in output.splitlines():
+        m = LINE.match(line.strip())
+        if not m or (prefix and not m.group(1).startswith(prefix) and not suite.startswith(prefix)):
+            continue
+        name, value, unit = m.groups()
+        print(f"  bench: {name + suffix} {value} {unit}")
+        try:
+            record(results, {name + suffix: (float(value), unit)}, cmd, suite)
+        except ValueError:
+            pass
+    return 0
+
+# Every suite, in the order a full run takes them: name -> its runner, run(suite, results,
+# prefix) -> failures. `make bench` with no BENCH runs them all.
+SUITES = {**{name: run_qemu_suite for name in QEMU_SUITES}, **{name: run_host for name in HOST_SUITES},
+          "balance": run_balance, "grain": run_grain, "scale": run_scale, "queues": run_queues}
+# A suite also chosen by another's name: the queue comparison's figures are balance.*.
+CHOSEN_WITH = {"queues": "balance"}
+
+
+def selected(prefix):
+    """The suites `--bench prefix` runs: those whose name (or CHOSEN_WITH's) starts with it or begins it."""
+    return [s for s in SUITES if any(not prefix or n.startswith(prefix) or prefix.startswith(n)
+                                     for n in (s, CHOSEN_WITH.get(s, s)))]
+
+
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bench", default="", help="only suites/figures starting with this prefix")
-    args = parser.parse_args()
-    prefix = args.bench
-
-    def wanted(suite):
-        return not prefix or suite.startswith(prefix) or prefix.startswith(suite)
-
-    suites = [s for s in QEMU_SUITES if wanted(s)] + [s for s in HOST_SUITES if wanted(s)]
-    for suite in ("balance", "grain", "scale"):
-        if wanted(suite):
-            suites.append(suite)
-    # The queue comparison belongs to BENCH=balance too (its figures are balance.*).
-    if wanted("queues") or wanted("balance"):
-        suites.append("queues")
+    prefix = parser.parse_args(argv).bench
+    suites = selected(prefix)
     if not suites:
-        known = ", ".join([*QEMU_SUITES, *HOST_SUITES, "balance", "queues", "grain", "scale"])
-        sys.exit(f"bench: no suite matches {prefix!r} (suites: {known})")
-    if any(s in QEMU_SUITES or s in ("balance", "queues", "grain", "scale") for s in suites):
+        sys.exit(f"bench: no suite matches {prefix!r} (suites: {', '.join(SUITES)})")
+    if any(s not in HOST_SUITES for s in suites):
         print("bench: building release kernels", flush=True)
-        subprocess.run(["cargo", "build", "--release", "--bins"], cwd=ROOT, check=True)
+        cargo(["build", "--release", "--bins"])
 
-    results_path = ROOT / "bench/results.json"
-    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     failures = 0
     for step, suite in enumerate(suites, 1):
         print(f"[{step}/{len(suites)}] {suite}", flush=True)
-        if suite == "grain":
-            started = time.monotonic()
-            runs = list(grain_runs())
-            for name in [n for n in results if n.startswith("grain.")]:
-                del results[name]
-            for run_number, (cores, size, policy, cmd) in enumerate(runs, 1):
-                status, output = run(cmd, timeout=600)
-                figures = grain_figures(cores, size, policy, output) if status == 0 else None
-                if figures is None:
-                    failures += 1
-                    print(f"  [{run_number}/{len(runs)}] grain {size} us {policy} {cores} cores failed (status {status})")
-                    continue
-                for name, (value, unit) in figures.items():
-                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
-                shown = {k.rsplit(".", 1)[1]: v for k, (v, _) in figures.items()}
-                print(f"  [{run_number}/{len(runs)}] grain {size} us {policy} {cores} cores: speedup "
-                      f"{shown['speedup']} (balance {shown['balance_speedup']}, overhead {shown['overhead']})", flush=True)
-            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
-            continue
-        if suite == "scale":
-            started = time.monotonic()
-            # The memory one idle process costs, measured by the sched kernel (1,000 of them on
-            # one core): with the counts below, what the scale figures are about.
-            cmd = qemu_command(*QEMU_SUITES["sched"][:2], QEMU_SUITES["sched"][2])
-            status, output = run(cmd, timeout=600)
-            line = next((m for m in map(LINE.match, output.splitlines()) if m and m.group(1) == "sched.bytes_per_process"),
-                        None)
-            if status != 0 or line is None:
-                failures += 1
-                print(f"  sched.bytes_per_process failed (status {status})")
-            else:
-                results["sched.bytes_per_process"] = {"value": float(line.group(2)), "unit": line.group(3),
-                                                      "command": " ".join(cmd), "suite": "sched"}
-                print(f"  bench: sched.bytes_per_process {line.group(2)} {line.group(3)}", flush=True)
-            for label, memory in SCALE_MEMORY.items():
-                cmd = qemu_command("beamcore", SCALE_ARGS, "workload=hold processes=0", memory=memory)
-                status, output = run(cmd, timeout=900)
-                data = report_of(output) if status == 0 else None
-                if data is None or "hold_peak" not in data:
-                    failures += 1
-                    print(f"  scale at {memory} failed (status {status}):\n{output[-3000:]}")
-                    continue
-                figures = {
-                    f"scale.processes_alive_{label}": (data["hold_peak"], "count"),
-                    f"scale.bytes_per_process_{label}": (data["hold_bytes_per_process"], "bytes"),
-                    f"scale.spawn_ms_{label}": (round(data["hold_spawn_us"] / 1000), "ms"),
-                    f"scale.end_ms_{label}": (round(data["hold_end_us"] / 1000), "ms"),
-                }
-                for name, (value, unit) in figures.items():
-                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
-                    print(f"  bench: {name} {value} {unit}", flush=True)
-            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
-        if suite == "deque.host":
-            started = time.time()
-            cmd = HOST_SUITES[suite]
-            status, output = run(cmd, timeout=900, env=dict(os.environ, CRITERION_HOME=str(CRITERION_DIR)))
-            try:
-                if status != 0:
-                    raise ValueError(f"status {status}:\n{output[-3000:]}")
-                figures = criterion_figures(CRITERION_DIR, DEQUE_HOST_PATTERNS, since=started)
-            except ValueError as error:
-                failures += 1
-                print(f"bench: {suite} failed: {error}")
-                continue
-            # Figures of the benchmark this suite replaced (other names) would read as current.
-            for name in [n for n in results if n.startswith("deque.host.")]:
-                del results[name]
-            for name, (value, unit) in figures.items():
-                results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
-                print(f"  bench: {name} {value} {unit}")
-            print(f"  ({time.time() - started:.1f}s)", flush=True)
-            continue
-        if suite == "queues":
-            started = time.monotonic()
-            runs = list(queues_runs())
-            for name in [n for n, r in results.items() if r.get("suite") == "queues"]:
-                del results[name]
-            for run_number, (cores, workload, mode, cmd) in enumerate(runs, 1):
-                status, output = run(cmd, timeout=600)
-                figures = queues_figures(cores, workload, mode, output) if status == 0 else None
-                if figures is None:
-                    failures += 1
-                    print(f"  [{run_number}/{len(runs)}] {workload} {mode} {cores} cores failed (status {status})")
-                    continue
-                for name, (value, unit) in figures.items():
-                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
-                prefix = f"balance.{workload}.{mode}.{cores}cores"
-                shown = {k: figures[f"{prefix}.{k}"][0] for k in ("guest_ms", "busiest_share", "steals",
-                                                                  "lock_acquisitions", "lock_contended")
-                         if f"{prefix}.{k}" in figures}
-                print(f"  [{run_number}/{len(runs)}] {prefix} {shown}", flush=True)
-                ratio = queues_ratio(results, workload, cores)
-                if mode == "shared" and ratio is not None:
-                    name = f"balance.{workload}.{cores}cores.shared_over_percore"
-                    results[name] = {"value": ratio, "unit": "ratio", "command": " ".join(cmd), "suite": suite}
-                    print(f"  bench: {name} {ratio} ratio", flush=True)
-            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
-            continue
-        if suite == "balance":
-            started = time.monotonic()
-            runs = list(balance_runs())
-            # Figures of runs this suite no longer makes (another size, another set) would be
-            # mistaken for current ones: drop them.
-            current = {" ".join(cmd) for *_, cmd in runs}
-            for name in [n for n, r in results.items()
-                         if n.startswith("balance.") and r.get("suite") == "balance" and r.get("command") not in current]:
-                del results[name]
-            for run_number, (cores, workload, strategy, cmd) in enumerate(runs, 1):
-                status, output = run(cmd, timeout=600)
-                figures = balance_figures(cores, workload, strategy, output) if status == 0 else None
-                if figures is None:
-                    failures += 1
-                    print(f"  [{run_number}/{len(runs)}] {workload} {strategy} {cores} cores failed (status {status})")
-                    continue
-                for name, (value, unit) in figures.items():
-                    results[name] = {"value": value, "unit": unit, "command": " ".join(cmd), "suite": suite}
-                prefix = f"balance.{workload}.{strategy}.{cores}cores"
-                add_instruction_bound(results, workload, strategy, cores, " ".join(cmd))
-                ratio = figures[f"{prefix}.max_over_mean"][0]
-                speedup = figures.get(f"{prefix}.speedup", ("n/a",))[0]
-                print(f"  [{run_number}/{len(runs)}] bench: {prefix} max_over_mean {ratio}, speedup {speedup}", flush=True)
-            add_seed_means(results)
-            print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
-            continue
-        suffix = ""
-        if suite in QEMU_SUITES:
-            binary, qemu_args, bootargs = QEMU_SUITES[suite]
-            target_dir = Path("target")
-            if suite in VARIANT_BUILDS:
-                target_dir, rustflags, suffix = VARIANT_BUILDS[suite]
-                print(f"bench: building {binary} with RUSTFLAGS={rustflags!r} in {target_dir}", flush=True)
-                env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir), RUSTFLAGS=rustflags)
-                subprocess.run(["cargo", "build", "--release", "--bin", binary], cwd=ROOT, check=True, env=env)
-            cmd = qemu_command(binary, qemu_args, bootargs, target_dir)
-        else:
-            cmd = HOST_SUITES[suite]
         started = time.monotonic()
-        status, output = run(cmd, timeout=600)
-        shown = " ".join(cmd)
-        if status != 0:
-            failures += 1
-            print(f"bench: {suite} failed with status {status}:\n{output}")
-            continue
-        for line in output.splitlines():
-            m = LINE.match(line.strip())
-            if not m or (prefix and not m.group(1).startswith(prefix) and not suite.startswith(prefix)):
-                continue
-            name, value, unit = m.groups()
-            name += suffix
-            print(f"  bench: {name} {value} {unit}")
-            try:
-                number = float(value)
-            except ValueError:
-                continue
-            results[name] = {"value": number, "unit": unit, "command": shown, "suite": suite}
+        failures += SUITES[suite](suite, results, prefix)
         print(f"  ({time.monotonic() - started:.1f}s)", flush=True)
 
-    write_results(results_path, results)
-    print(f"bench: wrote {results_path.relative_to(ROOT)} and bench/results.md")
+    write_results(RESULTS, results)
+    print(f"bench: wrote {RESULTS} and {RESULTS.with_suffix('.md')}")
     sys.exit(1 if failures else 0)
 
 

@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import qemu  # noqa: E402  (scripts/qemu.py: the QEMU launcher)
+
 GDB = "gdb-multiarch"
 FIRST_RUST_FUNCTION = "boot_core_entry"
 CONSOLE_LOG = ROOT / "target" / "debug" / "console.log"
@@ -72,13 +75,13 @@ def session(qemu_cmd, elf, port: int, commands=(), batch=True, timeout=None, con
     console.parent.mkdir(parents=True, exist_ok=True)
     with open(console, "wb") as log:
         # Its own session: a Ctrl-C meant for gdb (to stop the target) must not end QEMU.
-        qemu = subprocess.Popen(qemu_cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+        emulator = subprocess.Popen(qemu_cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, env=env)
     try:
         deadline = time.monotonic() + LISTEN_TIMEOUT_S
         while not listening(port):
-            if qemu.poll() is not None:
-                return qemu.returncode, f"debug: QEMU exited with status {qemu.returncode} before listening\n", \
+            if emulator.poll() is not None:
+                return emulator.returncode, f"debug: QEMU exited with status {emulator.returncode} before listening\n", \
                     console.read_text(errors="replace")
             if time.monotonic() > deadline:
                 return None, f"debug: QEMU not listening on port {port} after {LISTEN_TIMEOUT_S} s\n", \
@@ -100,13 +103,13 @@ def session(qemu_cmd, elf, port: int, commands=(), batch=True, timeout=None, con
             finally:
                 signal.signal(signal.SIGINT, previous)
     finally:
-        if qemu.poll() is None:
-            os.killpg(qemu.pid, signal.SIGTERM)
+        if emulator.poll() is None:
+            os.killpg(emulator.pid, signal.SIGTERM)
             try:
-                qemu.wait(timeout=5)
+                emulator.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                os.killpg(qemu.pid, signal.SIGKILL)
-                qemu.wait()
+                os.killpg(emulator.pid, signal.SIGKILL)
+                emulator.wait()
     return status, output, console.read_text(errors="replace")
 
 
@@ -118,7 +121,7 @@ def main():
     parser.add_argument("--batch", action="store_true", help="run the -ex commands and exit")
     parser.add_argument("-ex", dest="commands", action="append", default=[], help="a gdb command after the stop")
     args = parser.parse_args()
-    qemu_cmd = [str(ROOT / "scripts" / "qemu-run.sh"), str(args.kernel), "-S", "-gdb", f"tcp:127.0.0.1:{args.port}"]
+    qemu_cmd = [str(ROOT / "scripts" / "qemu-run.sh"), str(args.kernel), *qemu.gdb_wait(args.port)]
     env = dict(os.environ, TIMEOUT="0")
     board = os.environ.get("BOARD", "virt")
     print(f"debug: QEMU ({board}) waiting on 127.0.0.1:{args.port}; its console goes to "

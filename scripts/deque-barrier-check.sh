@@ -12,8 +12,7 @@ attempts=${ATTEMPTS:-25}
 echo "deque-barrier: building tests/29_deque_stress.rs with --cfg deque_omit_pop_barrier"
 kernel=$(scripts/build-test-with-cfg.sh omit-barrier 29_deque_stress "--cfg deque_omit_pop_barrier")
 for attempt in $(seq 1 "$attempts"); do
-    output=$(timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 -m 128M -nographic \
-        -semihosting -kernel "$kernel" 2>&1 || true)
+    output=$(timeout 120 python3 scripts/qemu.py --smp 2 "$kernel" 2>&1 || true)
     summary=$(echo "$output" | grep -E "^deque stress|^test failed" | tr '\n' ' ' || true)
     echo "deque-barrier: [$attempt/$attempts] $summary"
     if grep -qE "^test failed: .*(taken twice|lost)" <<<"$output"; then

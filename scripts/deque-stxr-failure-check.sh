@@ -21,8 +21,7 @@ for config in $configs; do
     cpu=${config%%:*}
     smp=${config##*:}
     status=0
-    output=$(timeout 120 qemu-system-aarch64 -M virt -cpu "$cpu" -smp "$smp" -m 128M -nographic \
-        -semihosting -kernel "$kernel" 2>&1) || status=$?
+    output=$(timeout 120 python3 scripts/qemu.py --cpu "$cpu" --smp "$smp" "$kernel" 2>&1) || status=$?
     echo "$output" | grep -E "^deque stress|^test" | sed "s/^/deque-stxr-failure: [$cpu smp$smp] /" || true
     if [ "$status" -ne 0 ] || grep -q PANIC <<<"$output"; then
         echo "deque-stxr-failure: FAIL on $cpu smp$smp: exit status $status"
@@ -37,8 +36,8 @@ echo "deque-stxr-failure: building the kernel with --cfg deque_inject_stxr_failu
 CARGO_TARGET_DIR=target/inject-stxr RUSTFLAGS="--cfg deque_inject_stxr_failure -C force-frame-pointers=yes" \
     cargo build --release --bin beamcore 2>&1 | tail -1
 status=0
-output=$(timeout 120 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic -semihosting \
-    -kernel target/inject-stxr/aarch64-unknown-none/release/beamcore -append "workload=imbalanced" 2>&1) || status=$?
+output=$(timeout 120 python3 scripts/qemu.py --smp 4 --append="workload=imbalanced" \
+    target/inject-stxr/aarch64-unknown-none/release/beamcore 2>&1) || status=$?
 echo "$output" | grep -E "^workload " | sed "s/^/deque-stxr-failure: [scheduler] /" || true
 retries=$(echo "$output" | sed -n 's/^report: //p' | python3 -c '
 import json, sys

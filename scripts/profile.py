@@ -38,9 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import ksyms  # noqa: E402  (the ELF symbol reader the kernel's symbol table is built with)
+import qemu  # noqa: E402  (scripts/qemu.py: the QEMU launcher)
 
-QEMU_ARGS = ["-M", "virt", "-cpu", "cortex-a72", "-smp", "1", "-icount", "shift=0,sleep=off", "-m", "128M",
-             "-nographic", "-semihosting", "-accel", "tcg,one-insn-per-tb=on", "-d", "exec,nochain"]
+# The bench's machine (scripts/qemu.py's `command` options); `exec_log` adds the instruction log.
+QEMU_MACHINE = {"smp": 1, "icount": True}
 BOOTARGS = "slice_us=1000000"
 # Benchmarks and how many operations each performs per round (apps/bench/sched.rs `report`).
 OPERATIONS_PER_ROUND = {"yield": 2, "message_hop": 2, "spawn_exit": 1, "link_exit": 1}
@@ -278,21 +279,21 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         fifo = os.path.join(tmp, "exec.log")
         os.mkfifo(fifo)
-        cmd = ["qemu-system-aarch64", *QEMU_ARGS, "-D", fifo, "-kernel", args.elf, "-append", BOOTARGS]
+        cmd = qemu.command(args.elf, **QEMU_MACHINE, exec_log=fifo, append=BOOTARGS)
         console = []
-        qemu = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        emulator = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 text=True)
-        reader = threading.Thread(target=lambda: console.extend(qemu.stdout), daemon=True)
+        reader = threading.Thread(target=lambda: console.extend(emulator.stdout), daemon=True)
         reader.start()
         # A QEMU that exits before it opens its log (a bad option, say) would leave the open below
         # waiting for a writer for ever: a watcher opens the pipe's other end then, and a QEMU that
         # runs past the deadline is stopped.
         def watch():
             try:
-                qemu.wait(timeout=TIMEOUT_S)
+                emulator.wait(timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                qemu.kill()
-                qemu.wait()
+                emulator.kill()
+                emulator.wait()
             # Without blocking: once the count has read the log to its end, nobody reads the pipe
             # (ENXIO) or it is gone with the directory (ENOENT), and there is nothing to unblock.
             try:
@@ -302,7 +303,7 @@ def main():
         threading.Thread(target=watch, daemon=True).start()
         with open(fifo, errors="replace") as log:
             segments = count_segments(log, marks)
-        status = qemu.wait()
+        status = emulator.wait()
         reader.join()
     output = "".join(console)
     if status != 0:

@@ -162,21 +162,6 @@ def build_qemu_image() -> (Path, Path):
     return image, compile_dtb()
 
 
-def qemu_command(image: Path, dtb: Path, append: str = "", semihosting: bool = True) -> list:
-    """QEMU raspi4b booting a flat image with our device tree (x0 = the tree, bootargs = append),
-    or, with dtb None, with ATAGs at x0 = 0x100 (the command line in ATAG_CMDLINE).
-    raspi4b has fixed hardware: four Cortex-A72 cores and 2 GiB (QEMU's /memory says 960 MiB; our
-    tree's ram@40000000 node adds the second GiB)."""
-    cmd = ["qemu-system-aarch64", "-M", "raspi4b", "-nographic", "-kernel", str(image)]
-    if dtb is not None:
-        cmd += ["-dtb", str(dtb)]
-    if semihosting:
-        cmd.append("-semihosting")
-    if append:
-        cmd += ["-append", append]
-    return cmd
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -27,10 +27,12 @@ fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
+# QEMU's version, asked of the QEMU launcher (scripts/qemu.py, the one place that names the
+# emulator); empty when QEMU is missing.
+qemu_version() { python3 "$(dirname "$0")/qemu.py" --version 2>/dev/null | head -1 || true; }
 qemu_ok() {
-    command -v qemu-system-aarch64 >/dev/null 2>&1 || return 1
     local major
-    major=$(qemu-system-aarch64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p' | head -1)
+    major=$(qemu_version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
     [ "${major:-0}" -ge 9 ]
 }
 
@@ -82,4 +84,4 @@ fi
 qemu_ok || { say "QEMU >= 9 still missing"; exit 1; }
 command -v gdb-multiarch >/dev/null 2>&1 || { say "gdb-multiarch still missing"; exit 1; }
 mpl_python=$("$(dirname "$0")/mpl-python.sh") || { say "matplotlib still missing (python3-matplotlib)"; exit 1; }
-say "ready: $(qemu-system-aarch64 --version | head -1); $(gdb-multiarch --version | head -1); matplotlib $("$mpl_python" -c 'import matplotlib; print(matplotlib.__version__)') ($mpl_python)"
+say "ready: $(qemu_version); $(gdb-multiarch --version | head -1); matplotlib $("$mpl_python" -c 'import matplotlib; print(matplotlib.__version__)') ($mpl_python)"

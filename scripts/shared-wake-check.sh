@@ -18,8 +18,7 @@ variants=("queues=shared" "queues=shared placement=round_robin")
 # A run with the wait ends in a few seconds; one without it may hang for good (the bug it must
 # show), and each such hang costs this timeout, so it is kept short.
 run() {
-    timeout 40 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic -semihosting \
-        -icount shift=0,sleep=off -kernel "$1" -append "$2" 2>&1 || true
+    timeout 40 python3 scripts/qemu.py --smp 4 --icount --append="$2" "$1" 2>&1 || true
 }
 
 echo "shared-wake: building tests/90 with the receive window widened"

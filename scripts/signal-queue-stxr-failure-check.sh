@@ -16,8 +16,7 @@ for test in 23_messages:"test: .*stale pid refused after slot reuse" 98_signal_r
     echo "signal-queue-stxr-failure: building tests/$name.rs with $flags"
     kernel=$(scripts/build-test-with-cfg.sh inject-signal-queue "$name" "$flags")
     status=0
-    output=$(timeout 300 qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 4 -m 128M -nographic \
-        -semihosting -kernel "$kernel" 2>&1) || status=$?
+    output=$(timeout 300 python3 scripts/qemu.py --smp 4 "$kernel" 2>&1) || status=$?
     echo "$output" | grep -E "^test" | sed "s/^/signal-queue-stxr-failure: [$name] /" || true
     if [ "$status" -ne 0 ] || grep -q PANIC <<<"$output" || ! grep -qE "^$expect" <<<"$output"; then
         echo "$output" | tail -20

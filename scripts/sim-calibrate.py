@@ -167,16 +167,12 @@ def differences(qemu_runs, sim_runs):
 
 def summarise(qemu_runs, sim_runs):
     """{observable: {"mean", "se", "sd", "n"}} of the paired differences."""
-    out = {}
-    for name, values in differences(qemu_runs, sim_runs).items():
-        mean, sd, n = mean_sd(values)
-        out[name] = {"mean": mean, "se": sd / math.sqrt(n), "sd": sd, "n": n}
-    return out
+    stats = {name: mean_sd(values) for name, values in differences(qemu_runs, sim_runs).items()}
+    return {name: {"mean": mean, "se": sd / math.sqrt(n), "sd": sd, "n": n} for name, (mean, sd, n) in stats.items()}
 
 
 def case_key(case):
-    workload, policy, cores = case
-    return f"{workload}.{policy}.{cores}cores"
+    return "{}.{}.{}cores".format(*case)  # (workload, policy, cores)
 
 
 def regression_problems(summary, reference):
@@ -203,11 +199,8 @@ def regression_problems(summary, reference):
 
 
 def load_cache(image):
-    if CACHE.exists():
-        cache = json.loads(CACHE.read_text())
-        if cache.get("image") == image:
-            return cache
-    return {"image": image, "runs": {}}
+    cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    return cache if cache.get("image") == image else {"image": image, "runs": {}}
 
 
 def run_qemu_cases(cases, jobs, variant=(0, 0)):
@@ -245,6 +238,11 @@ def build_with_bug(bug):
     subprocess.run(["cargo", "build", "--release", "--manifest-path", "sim/Cargo.toml", "--target", HOST,
                     "--target-dir", str(target_dir)], cwd=ROOT, env=env, check=True, capture_output=True)
     return target_dir / f"{HOST}/release/beamcore-sim"
+
+
+def gap_outside(gap, se):
+    """The absolute check: the max/mean gap's 95% interval lies wholly beyond MAX_GAP either way."""
+    return gap - T95 * se > MAX_GAP or gap + T95 * se < -MAX_GAP
 
 
 def interval(mean, se, scale=1.0):
@@ -293,7 +291,7 @@ def main():
         i_mm = sum(r["max_over_mean"] for r in i_runs[case]) / len(SEEDS)
         e_mm = sum(r["max_over_mean"] for r in s_runs[case]) / len(SEEDS)
         gap, gap_se = s["max_over_mean"]["mean"], s["max_over_mean"]["se"]
-        if gap - T95 * gap_se > MAX_GAP or gap + T95 * gap_se < -MAX_GAP:
+        if gap_outside(gap, gap_se):
             absolute_failures.append(key)
         q_idle = sum(r["idle_with_work_us"] for r in q_runs[case]) / len(SEEDS)
         i_idle = sum(r["idle_with_work_us"] for r in i_runs[case]) / len(SEEDS)

@@ -22,14 +22,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import qemu  # noqa: E402  (scripts/qemu.py: the QEMU launcher)
+
 KERNEL = ROOT / "target/aarch64-unknown-none/release/soak"
 BENCH_LINE = re.compile(r"^bench: soak\.(\d+)cores\.(\w+) (\d+) count$")
 
 
 def run(cores, seconds, args):
     bootargs = f"soak_s={seconds} {args}".strip()
-    cmd = ["qemu-system-aarch64", "-M", "virt", "-cpu", "cortex-a72", "-smp", str(cores), "-m", "1G",
-           "-nographic", "-semihosting", "-kernel", str(KERNEL), "-append", bootargs]
+    cmd = qemu.command(KERNEL, smp=cores, memory="1G", append=bootargs)
     print(f"==> soak: {cores} cores, {seconds} s of guest time: {' '.join(cmd)}", flush=True)
     # The last round always completes: allow for one long round past the soak's length.
     deadline = seconds * 3 + 600

@@ -128,8 +128,9 @@ rpi4_boot() {
     local dtb="$work/raspi4b.dtb" out="$work/logs/rpi4-console.log"
     dtc -q -I dts -O dtb -o "$dtb" "$root/kernel/board/rpi4-qemu.dts" || return 1
     : >"$out"
-    qemu-system-aarch64 -M raspi4b -nographic -kernel "$card/kernel8.img" -dtb "$dtb" \
-        -append "$(cat "$card/cmdline.txt")" </dev/null >>"$out" 2>&1 &
+    # python3 replaces itself with QEMU (exec): $! is QEMU's process.
+    python3 "$root/scripts/qemu.py" --board rpi4 --no-semihosting --dtb "$dtb" \
+        --append="$(cat "$card/cmdline.txt")" "$card/kernel8.img" </dev/null >>"$out" 2>&1 &
     local qemu=$! waited=0
     while ! grep -q '^halted with status' "$out" && kill -0 "$qemu" 2>/dev/null && [ $waited -lt $((boot_timeout * 10)) ]; do
         sleep 0.1

@@ -58,6 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import debug  # noqa: E402  (scripts/debug.py: QEMU with gdb-multiarch attached)
+import qemu  # noqa: E402  (scripts/qemu.py: the QEMU launcher)
 import rpi4  # noqa: E402  (scripts/rpi4.py: the Pi 4 image builds)
 
 # name -> (machine, cpu, smp)
@@ -220,15 +221,15 @@ def build_rpi4(names, release: bool, cargo_args):
 def run_case(executable, config, spec, variant, dtb=None, elf=None, memory=DEFAULT_MEMORY):
     append = raw_bytes(" ".join(part for part in (spec["append"], variant) if part))
     if config == RPI4_CONFIG:
+        # raspi4b with our device tree (bootargs in /chosen), or with dtb None through ATAGs at
+        # x0 = 0x100; its hardware is fixed: 4 Cortex-A72 cores and 2 GiB.
         smp = RPI4_SMP
-        cmd = rpi4.qemu_command(executable, dtb, append) + spec["qemu_args"]
+        cmd = qemu.command(executable, board="rpi4", dtb=dtb, append=append, extra=spec["qemu_args"])
     else:
         machine, cpu, smp = CONFIGS[config]
-        cmd = ["qemu-system-aarch64", "-M", machine, "-cpu", cpu, "-smp", str(smp), "-m", memory,
-               "-nographic", "-semihosting", "-kernel", executable]
-        if append:
-            cmd += ["-append", append]
-        cmd += spec["qemu_args"]
+        opts = machine.split(",", 1)[1] if "," in machine else ""
+        cmd = qemu.command(executable, machine_opts=opts, cpu=cpu, smp=smp, memory=memory, append=append,
+                           extra=spec["qemu_args"])
     started = time.monotonic()
     if spec.get("gdb") is not None:
         status, output = run_under_gdb(cmd, elf or executable, spec, f"{Path(executable).stem}-{config}")
@@ -253,7 +254,7 @@ def run_under_gdb(qemu_cmd, elf, spec, label):
     port = debug.free_port()
     console = ROOT / "target" / "gdb-tests" / f"{label}.log"
     try:
-        status, gdb_output, log = debug.session(qemu_cmd + ["-S", "-gdb", f"tcp:127.0.0.1:{port}"], elf, port,
+        status, gdb_output, log = debug.session(qemu_cmd + qemu.gdb_wait(port), elf, port,
                                                 spec["gdb"], timeout=spec["timeout"], console=console)
     except FileNotFoundError:
         return 127, f"test-qemu: {debug.GDB} not found: scripts/setup.sh installs it (Debian package gdb-multiarch)\n"
@@ -321,9 +322,9 @@ def run_image_case(name):
         report = io.StringIO()
         with contextlib.redirect_stdout(report), contextlib.redirect_stderr(report):
             board = rpi4.check(rpi4.IMAGE_DIR / "kernel8.img", rpi4.IMAGE_DIR / "beamcore.elf")
-            qemu = rpi4.check(rpi4.QEMU_DIR / "kernel8.img", rpi4.QEMU_DIR / "beamcore.elf", expect_trap=True)
+            caught = rpi4.check(rpi4.QEMU_DIR / "kernel8.img", rpi4.QEMU_DIR / "beamcore.elf", expect_trap=True)
         problems = [why for ok, why in ((board, "kernel8.img holds a semihosting trap"),
-                                        (qemu, "the check misses the trap in the semihosting build")) if not ok]
+                                        (caught, "the check misses the trap in the semihosting build")) if not ok]
         if not problems:
             report.write("test: kernel8.img holds no hlt #0xf000; the check finds the semihosting build's trap\n")
         return not problems, "; ".join(problems), report.getvalue(), time.monotonic() - started
@@ -335,8 +336,8 @@ def run_image_case(name):
         return ok, why, output, elapsed
     # rpi4_image_parks_every_core: boot it, wait for the final line, then watch QEMU's CPU use
     # for a second: with every vCPU parked in WFI (timer off, GIC interface closed) it is ~0.
-    cmd = rpi4.qemu_command(rpi4.IMAGE_DIR / "kernel8.img", rpi4.QEMU_DIR / "raspi4b.dtb", IMAGE_BOOTARGS,
-                            semihosting=False)
+    cmd = qemu.command(rpi4.IMAGE_DIR / "kernel8.img", board="rpi4", dtb=rpi4.QEMU_DIR / "raspi4b.dtb",
+                       append=IMAGE_BOOTARGS, semihosting=False)
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     reader = threading.Thread(target=lambda: log.extend(l.decode(errors="replace") for l in proc.stdout), daemon=True)
     reader.start()
@@ -387,6 +388,30 @@ def label_of(name, config, spec, variant, memory):
     return label + (f" (-m {memory})" if memory != DEFAULT_MEMORY else "")
 
 
+def select_cases(sources, tests, configs):
+    """The cases to run, (name, config, spec, variant, memory) each: every test source whose name
+    holds one of `tests` (all when empty), on each configuration its header names (and raspi4b for
+    RPI4_CASES) that is among `configs` (all when empty), once per RAM size and variant; then the
+    image checks (spec None) those filters let through."""
+    cases = []
+    for source in sources:
+        name = source.stem
+        if tests and not any(t in name for t in tests):
+            continue
+        spec = parse_header(source)
+        for config in spec["configs"] + ([RPI4_CONFIG] if name in RPI4_CASES else []):
+            if configs and config not in configs:
+                continue
+            memories = [DEFAULT_MEMORY] if config == RPI4_CONFIG else spec["memory"]
+            for memory in memories:
+                for variant in (RPI4_CASES[name] if config == RPI4_CONFIG else spec["variants"]):
+                    cases.append((name, config, spec, variant, memory))
+    for name in IMAGE_CASES:
+        if (not tests or any(t in name for t in tests)) and (not configs or RPI4_CONFIG in configs):
+            cases.append((name, RPI4_CONFIG, None, "", DEFAULT_MEMORY))
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--test", action="append", default=[], help="run tests whose name contains this")
@@ -396,24 +421,7 @@ def main():
     parser.add_argument("cargo_args", nargs="*", help="extra cargo arguments (after --)")
     args = parser.parse_args()
 
-    sources = sorted((ROOT / "tests").glob("[0-9][0-9]_*.rs"))
-    cases = []
-    for source in sources:
-        name = source.stem
-        if args.test and not any(t in name for t in args.test):
-            continue
-        spec = parse_header(source)
-        configs = spec["configs"] + ([RPI4_CONFIG] if name in RPI4_CASES else [])
-        for config in configs:
-            if args.config and config not in args.config:
-                continue
-            memories = [DEFAULT_MEMORY] if config == RPI4_CONFIG else spec["memory"]
-            for memory in memories:
-                for variant in (RPI4_CASES[name] if config == RPI4_CONFIG else spec["variants"]):
-                    cases.append((name, config, spec, variant, memory))
-    for name in IMAGE_CASES:
-        if (not args.test or any(t in name for t in args.test)) and (not args.config or RPI4_CONFIG in args.config):
-            cases.append((name, RPI4_CONFIG, None, "", DEFAULT_MEMORY))
+    cases = select_cases(sorted((ROOT / "tests").glob("[0-9][0-9]_*.rs")), args.test, args.config)
     if not cases:
         sys.exit("test-qemu: no test matches")
     if args.list:

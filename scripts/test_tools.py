@@ -72,7 +72,7 @@ sim_tool = load("beamcore_sim_figures", "sim.py")
 #   131..139, steals <5.1> from core 0 at 140 and runs it to its exit.
 # Other console lines are interleaved before, inside and after the dump.
 LOG = """\
-qemu-run: qemu-system-aarch64 -M virt -cpu cortex-a72 -smp 2 ...
+qemu-run: <the QEMU command line> -M virt -cpu cortex-a72 -smp 2 ...
 core 0 online el=1 mpidr=0x80000000
 core 1 online el=1 mpidr=0x80000001
 config: workload=fib trace=on
