@@ -8,6 +8,8 @@ use crate::descriptor::{ADDRESS_MASK, TABLE_OR_PAGE, VA_BITS, VALID, table_index
 /// Memory holding translation tables, read the way the MMU reads it: "the descriptor at index
 /// `index` of the table at physical address `table`". [`translate`] walks any such memory; the
 /// kernel implements it for its identity-mapped RAM, [`PageTables`] for its own tables.
+///
+/// [`PageTables`]: crate::PageTables
 pub trait ReadTables {
     /// Descriptor `index` (below 512) of the table at `table`, or `None` when no table this
     /// memory knows lies there.
