@@ -1,25 +1,46 @@
 #!/usr/bin/env python3
-"""The scheduler's shape, checked: `make check` runs this.
+"""The source tree's shape, checked: `make check` runs this.
 
 - No import cycle among the modules of kernel/sched/: a module (a file, or a directory with its
   mod.rs) that names another through `super::x` or `crate::sched::x` depends on it, and the
   dependency graph must have no cycle. A cycle means two jobs that cannot be read, tested or
   changed apart.
-- No file in kernel/sched/ longer than MAX_LINES: one job per file.
+- No Rust source file anywhere in the tree longer than MAX_LINES, tests apart: one job per file
+  (issue #31). Test code is exempt (a file under a `tests/` directory, which covers the crates'
+  `src/tests/`, or a loom model, `loom*.rs`): a test file is a list of cases, read one at a
+  time. A file over the limit that another branch owns is named in ALLOWED_LONG, with why; an
+  entry that is no longer needed (the file shrank, moved or went) fails too, so the list only
+  shrinks. The files are those git tracks or would add (untracked, not ignored), so a new file
+  is checked before its first commit; outside a git checkout, every .rs file but target/'s.
 - The exception vectors name neither the scheduler nor the SMP layer: they call the handlers
   registered at boot.
 
-Comments are ignored (a doc comment may point at another module). Exits 1 with what it found.
+In the import graph comments are ignored (a doc comment may point at another module). Exits 1
+with what it found.
 """
 
 import pathlib
 import re
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHED = ROOT / "kernel" / "sched"
 EXCEPTION = ROOT / "kernel" / "arch" / "aarch64" / "exception.rs"
 MAX_LINES = 400
+
+# Files allowed over MAX_LINES, each with the reason. Only files other work owns this session
+# (issue #31 splits the rest): the simulator and the demo workloads are being changed on other
+# branches right now, and splitting them here would collide with that work. Remove an entry
+# when its file is split; the check fails on an entry that is no longer needed.
+ALLOWED_LONG = {
+    # The simulator's engine, workload model and command line (sim/, a workspace of its own).
+    "sim/src/engine.rs": "being changed on another branch this session",
+    "sim/src/workload.rs": "being changed on another branch this session",
+    "sim/src/main.rs": "being changed on another branch this session",
+    # The demo workloads (apps/workloads/ holds the ones already split out).
+    "apps/workloads.rs": "being changed on another branch this session",
+}
 
 
 def without_comments(source):
@@ -46,6 +67,44 @@ def dependencies(sched=SCHED):
             if name in modules and name != me:
                 graph[me].setdefault(name, []).append(str(f.relative_to(sched)))
     return graph
+
+
+def is_test_code(path):
+    """True for a file under a `tests/` directory (tests/, crates/x/tests/, crates/x/src/tests/)
+    or a loom model (`loom*.rs`): exempt from MAX_LINES."""
+    parts = pathlib.PurePosixPath(path).parts
+    return "tests" in parts[:-1] or parts[-1].startswith("loom")
+
+
+def rust_files(root=ROOT):
+    """The repository's .rs files, relative to `root`: what git tracks or would add (untracked
+    and not ignored, so a new file counts before its first commit). Outside a git checkout,
+    every .rs file but those under target/."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", "*.rs"],
+            cwd=root, capture_output=True, text=True, check=True,
+        ).stdout.split("\0")
+        return sorted(p for p in set(listed) if p and (root / p).is_file())
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.rs")
+                      if "target" not in p.relative_to(root).parts)
+
+
+def long_files(lines, allowed=ALLOWED_LONG, limit=MAX_LINES):
+    """What breaks the line limit, given {path: lines}: a file over it that is neither test code
+    nor allowed, and an allowance no longer needed (its file within the limit, or gone)."""
+    problems = []
+    for path, count in sorted(lines.items()):
+        if count > limit and not is_test_code(path) and path not in allowed:
+            problems.append(f"{path}: {count} lines (at most {limit} outside tests: one job per file, "
+                            "split it by concern)")
+    for path in sorted(allowed):
+        if path not in lines:
+            problems.append(f"{path}: in ALLOWED_LONG but not in the tree: remove it from the list")
+        elif lines[path] <= limit:
+            problems.append(f"{path}: {lines[path]} lines, within {limit} now: remove it from ALLOWED_LONG")
+    return problems
 
 
 def cycles(graph):
@@ -90,18 +149,17 @@ def main():
         for a in component:
             for b in sorted(set(graph[a]) & set(component)):
                 problems.append(f"    {a} -> {b} ({', '.join(sorted(set(graph[a][b])))})")
-    for f in sorted(SCHED.rglob("*.rs")):
-        lines = len(f.read_text().splitlines())
-        if lines > MAX_LINES:
-            problems.append(f"{f.relative_to(ROOT)}: {lines} lines (at most {MAX_LINES}: one job per file)")
+    files = rust_files()
+    problems += long_files({path: len((ROOT / path).read_text().splitlines()) for path in files})
     named = re.findall(r"\b(crate::(?:sched|smp)\b|super::super::(?:sched|smp)\b)", without_comments(EXCEPTION.read_text()))
     if named:
         problems.append(f"{EXCEPTION.relative_to(ROOT)} names {sorted(set(named))}: it must call registered handlers")
     if problems:
         print("\n".join(problems))
         sys.exit(1)
-    print(f"structure: {len(graph)} sched modules, no import cycle, no file over {MAX_LINES} lines, "
-          "exception vectors name no scheduler or SMP item")
+    print(f"structure: {len(graph)} sched modules, no import cycle; {len(files)} Rust files, none over "
+          f"{MAX_LINES} lines outside tests but the {len(ALLOWED_LONG)} allowed; exception vectors name "
+          "no scheduler or SMP item")
 
 
 if __name__ == "__main__":

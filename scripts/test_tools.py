@@ -815,6 +815,45 @@ class StructureCheck(unittest.TestCase):
     def test_a_layered_graph_has_no_cycle(self):
         self.assertEqual(structure.cycles({"api": {"wake": []}, "wake": {"percore": []}, "percore": {}}), [])
 
+    def test_test_code_is_exempt_from_the_line_limit_and_nothing_else_is(self):
+        for path in ["tests/03_sgi_all_pairs.rs", "crates/deque/src/tests/unit.rs",
+                     "crates/repo-checks/tests/kill_model.rs", "crates/x/src/loom_models.rs"]:
+            self.assertTrue(structure.is_test_code(path), path)
+        for path in ["kernel/smp/mod.rs", "crates/bootargs/src/lib.rs", "crates/x/src/tests.rs",
+                     "kernel/tests_helper.rs", "sim/src/engine.rs"]:
+            self.assertFalse(structure.is_test_code(path), path)
+
+    def test_a_long_file_fails_unless_it_is_test_code_or_allowed(self):
+        lines = {"kernel/a.rs": 401, "kernel/b.rs": 400, "crates/c/src/tests/unit.rs": 900,
+                 "sim/src/engine.rs": 1200}
+        problems = structure.long_files(lines, allowed={"sim/src/engine.rs": "another branch"})
+        self.assertEqual(len(problems), 1, problems)
+        self.assertTrue(problems[0].startswith("kernel/a.rs: 401 lines"), problems)
+
+    def test_an_allowance_no_longer_needed_fails(self):
+        allowed = {"sim/src/engine.rs": "another branch", "apps/workloads.rs": "another branch"}
+        problems = structure.long_files({"sim/src/engine.rs": 350}, allowed=allowed)
+        self.assertEqual([p.split(":")[0] for p in problems], ["apps/workloads.rs", "sim/src/engine.rs"])
+        self.assertIn("not in the tree", problems[0])
+        self.assertIn("within 400 now", problems[1])
+
+    def test_the_files_are_what_git_tracks_or_would_add(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            self.write(root, {".gitignore": "target/\n", "src/lib.rs": "", "src/new.rs": "",
+                              "target/debug/build/out.rs": "", "README.md": ""})
+            git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+            subprocess.run([*git, "init", "-q"], cwd=root, check=True)
+            subprocess.run([*git, "add", "src/lib.rs", ".gitignore"], cwd=root, check=True)
+            self.assertEqual(structure.rust_files(root), ["src/lib.rs", "src/new.rs"],
+                             "an untracked file is checked, an ignored one is not")
+        with tempfile.TemporaryDirectory() as scratch:
+            root = Path(scratch)
+            self.write(root, {"src/lib.rs": "", "target/out.rs": ""})
+            if subprocess.run(["git", "rev-parse"], cwd=root, capture_output=True).returncode == 0:
+                self.skipTest("the scratch directory lies inside a git checkout")
+            self.assertEqual(structure.rust_files(root), ["src/lib.rs"], "outside git: all but target/")
+
 
 
 class Profile(unittest.TestCase):
