@@ -64,7 +64,8 @@ help:
 	@echo "                 against bench/calibration-reference.json, and its self-test on four simulator bugs"
 	@echo "make profile     where the instructions of make bench BENCH=sched go, per function: bench/sched-profile.md"
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part; BENCH=deque.host:"
-	@echo "                 the criterion comparison with crossbeam-deque on the host)"
+	@echo "                 the criterion comparison with crossbeam-deque on the host; BENCH=peers: the sched"
+	@echo "                 figures against Erlang, Go and Tokio under qemu-aarch64, installs them on first use)"
 	@echo "make mutants     cargo-mutants over the pure code (balancer, priorities, deque, bootargs) with the"
 	@echo "                 host tests (MUTANTS_JOBS=2); mutants.* into bench/results.json; installs cargo-mutants"
 	@echo "make trace       scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
@@ -133,6 +134,7 @@ test-host: $(SETUP_STAMP)
 	cargo test $(PURE_CRATE_ARGS) --target $(HOST_TARGET)
 	@echo "==> test-host: the host tools (trace, plot, bench figures, symbol table)"
 	$(MPL_PYTHON) scripts/test_tools.py
+	python3 scripts/test_peers.py
 	@echo "==> test-host: the host benchmarks, each run once as a test (criterion's test mode)"
 	cargo test -p beamcore-host-bench --benches --target $(HOST_TARGET)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"

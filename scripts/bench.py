@@ -460,6 +460,8 @@ def main():
     parser.add_argument("--bench", default="", help="only suites/figures starting with this prefix")
     args = parser.parse_args()
     prefix = args.bench
+    if prefix.startswith("peers"):  # beamcore against BEAM, Go and Tokio: only when asked for
+        sys.exit(subprocess.run([sys.executable, str(ROOT / "scripts/peers.py")]).returncode)
 
     def wanted(suite):
         return not prefix or suite.startswith(prefix) or prefix.startswith(suite)
