@@ -62,6 +62,12 @@ class TallyLog(unittest.TestCase):
         tally.feed(log.encode(), final=True)
         self.assertEqual((tally.insns, tally.resized), (6 + 1 + 6, 0))
 
+    def test_a_log_piece_may_begin_with_a_block(self):
+        tally = peers.Tally()
+        tally.feed(("IN: f\n0x00005000:  d503201f  nop\n0x00005004:  d65f03c0  ret\n\n"
+                    + executed(0x5000) + block(0x6000, 3) + executed(0x6000)).encode(), final=True)
+        self.assertEqual((tally.insns, tally.unknown), (2 + 3, 0))
+
     def test_execution_of_an_untranslated_block_is_reported(self):
         tally = peers.Tally()
         tally.feed(executed(0x3000).encode(), final=True)
