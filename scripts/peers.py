@@ -18,7 +18,7 @@ Installs what it needs on first use (scripts/setup.sh --peers), then writes
 `peers.<bench>.beamcore_over_best` (beamcore's `sched.*` over the fewest among the peers) into
 bench/results.json and bench/results.md.
 
-Usage: peers.py [--rounds N1,N2] [--only erlang|go|tokio]
+Usage: peers.py [--rounds N1,N2] [--only erlang|go|tokio]... [--bench yield|hop|spawn_exit]...
 """
 
 import argparse
@@ -254,6 +254,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", default=",".join(map(str, ROUNDS)), help="N1,N2 (default %(default)s)")
     parser.add_argument("--only", choices=PEERS, action="append", help="count only this peer (repeatable)")
+    parser.add_argument("--bench", choices=BENCHES, action="append", help="only this benchmark (repeatable)")
     args = parser.parse_args()
     n1, n2 = (int(x) for x in args.rounds.split(","))
     peers = args.only or list(PEERS)
@@ -270,6 +271,8 @@ def main():
     for peer in peers:
         command, env = commands[peer]
         for bench, (_, ops) in BENCHES.items():
+            if args.bench and bench not in args.bench:
+                continue
             tallies = []
             for n in (n1, n2):
                 t = time.monotonic()
