@@ -29,6 +29,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -182,22 +183,29 @@ def count(cmd, env=None):
     # A session of its own: the BEAM forks erl_child_setup, and under logging the forked QEMU
     # can hang before its exec (a lock held across the fork), keeping the log open; once the
     # program has exited, what is left in its session is ended so the log reaches its end.
-    proc = subprocess.Popen(qemu, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, pass_fds=(write_end,), start_new_session=True)
-    os.close(write_end)
-    result = {}
-    with os.fdopen(read_end, "rb", buffering=0) as log:
-        reader = threading.Thread(target=lambda: result.setdefault("tally", tally_stream(log)))
-        reader.start()
-        stderr = proc.communicate()[1].decode(errors="replace")
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        reader.join()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(qemu, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=err, pass_fds=(write_end,), start_new_session=True)
+        os.close(write_end)
+        result = {}
+        with os.fdopen(read_end, "rb", buffering=0) as log:
+            reader = threading.Thread(target=lambda: result.setdefault("tally", tally_stream(log)))
+            reader.start()
+            proc.wait()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            reader.join()
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
     tally = result["tally"]
-    if proc.returncode != 0:
+    # The BEAM under this logging may crash in its shut-down (after `peers_done`, from its
+    # last line); both runs then stop at the same point, so the difference still holds.
+    if proc.returncode != 0 and "peers_done" not in stderr:
         raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}: {stderr[-2000:]}")
+    if proc.returncode != 0:
+        print(f"    note: exited with {proc.returncode} after its rounds: {stderr.strip()[-200:]}", flush=True)
     if tally.unknown:
         print(f"    warning: {tally.unknown} executions of blocks never seen translated", flush=True)
     return tally
