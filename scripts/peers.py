@@ -164,15 +164,15 @@ def busiest_thread(threads_n1, threads_n2):
 
 
 def ratios(results, peers=PEERS):
-    """`peers.<bench>.beamcore_over_best` for each benchmark whose figures are all present."""
+    """`peers.<bench>.beamcore_over_best` -> (ratio, the peers it is over) for each benchmark
+    with beamcore's figure and at least one peer's."""
     out = {}
     for bench, (beamcore_name, _) in BENCHES.items():
-        figures = [results.get(f"peers.{p}.{bench}", {}).get("value") for p in peers]
+        figures = {p: results[f"peers.{p}.{bench}"]["value"] for p in peers if f"peers.{p}.{bench}" in results}
         beamcore = results.get(beamcore_name, {}).get("value")
-        if beamcore is None or any(v is None for v in figures):
+        if beamcore is None or not figures:
             continue
-        best = min(figures)
-        out[f"peers.{bench}.beamcore_over_best"] = round(beamcore / best, 3)
+        out[f"peers.{bench}.beamcore_over_best"] = (round(beamcore / min(figures.values()), 3), sorted(figures))
     return out
 
 
@@ -180,22 +180,19 @@ def count(cmd, env=None):
     """Runs `cmd` under qemu-aarch64 with its execution log piped here, and tallies it."""
     read_end, write_end = os.pipe()
     qemu = [QEMU, "-d", LOG_ITEMS, "-D", f"/dev/fd/{write_end}", *cmd]
-    # A session of its own: the BEAM forks erl_child_setup, and under logging the forked QEMU
-    # can hang before its exec (a lock held across the fork), keeping the log open; once the
-    # program has exited, what is left in its session is ended so the log reaches its end.
+    # The BEAM forks erl_child_setup, and under logging the forked QEMU can hang before its
+    # exec (a lock held across the fork) in a session of its own, keeping the log open: once
+    # the program has exited, whatever still holds the log's pipe is ended (`end_holders`).
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(qemu, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=err, pass_fds=(write_end,), start_new_session=True)
+                                stderr=err, pass_fds=(write_end,))
         os.close(write_end)
         result = {}
         with os.fdopen(read_end, "rb", buffering=0) as log:
             reader = threading.Thread(target=lambda: result.setdefault("tally", tally_stream(log)))
             reader.start()
             proc.wait()
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            end_holders(os.fstat(log.fileno()).st_ino)
             reader.join()
         err.seek(0)
         stderr = err.read().decode(errors="replace")
@@ -209,6 +206,19 @@ def count(cmd, env=None):
     if tally.unknown:
         print(f"    warning: {tally.unknown} executions of blocks never seen translated", flush=True)
     return tally
+
+
+def end_holders(pipe_inode):
+    """Kills the processes other than this one that hold the pipe `pipe_inode` open: what a
+    program under count() forked and left behind."""
+    link = f"pipe:[{pipe_inode}]"
+    for fd_dir in glob.glob("/proc/[0-9]*/fd"):
+        pid = int(fd_dir.split("/")[2])
+        try:
+            if pid != os.getpid() and any(os.readlink(f"{fd_dir}/{fd}") == link for fd in os.listdir(fd_dir)):
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def sh(cmd, cwd=ROOT, env=None):
@@ -298,9 +308,9 @@ def main():
             print(f"bench: peers.{peer}.{bench} {value} instructions", flush=True)
     # Read again: another run (another --only) may have written its figures meanwhile.
     results = {**(json.loads(results_path.read_text()) if results_path.exists() else {}), **figures}
-    for name, value in ratios(results).items():
+    for name, (value, over) in ratios(results).items():
         results[name] = {"value": value, "unit": "ratio", "suite": "peers",
-                         "command": "beamcore's sched.* over the fewest of peers.<erlang|go|tokio>.*"}
+                         "command": f"beamcore's sched.* over the fewest of peers.<{'|'.join(over)}>.*"}
         print(f"bench: {name} {value} ratio", flush=True)
     write(results_path, results)
     print(f"peers: wrote bench/results.json and bench/results.md ({time.monotonic() - started:.0f}s counting)")

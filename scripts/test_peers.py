@@ -99,7 +99,8 @@ class Arithmetic(unittest.TestCase):
             return {"value": v}
         results = {"sched.yield": fig(200), "peers.erlang.yield": fig(400), "peers.go.yield": fig(800),
                    "peers.tokio.yield": fig(500), "sched.message_hop": fig(300), "peers.go.hop": fig(100)}
-        self.assertEqual(peers.ratios(results), {"peers.yield.beamcore_over_best": 0.5})
+        self.assertEqual(peers.ratios(results), {"peers.yield.beamcore_over_best": (0.5, ["erlang", "go", "tokio"]),
+                                                 "peers.hop.beamcore_over_best": (3.0, ["go"])})
 
 
 if __name__ == "__main__":
