@@ -286,17 +286,25 @@ def main():
             print(f"peers: {name} is not in bench/results.json (make bench BENCH=sched): no ratio for it")
     started = time.monotonic()
     figures = {}
-    for peer in peers:
+    failed = []
+    for peer in sorted(peers, key=lambda p: p == "erlang"):  # the slowest last
         command, env = commands[peer]
         for bench, (_, ops) in BENCHES.items():
             if args.bench and bench not in args.bench:
                 continue
-            tallies = []
-            for n in (n1, n2):
-                t = time.monotonic()
-                tallies.append(count(command(bench, n), env))
-                print(f"peers: {peer} {bench} {n} rounds: {tallies[-1].insns} instructions in {tallies[-1].blocks} "
-                      f"blocks, by thread {dict(tallies[-1].per_thread)} ({time.monotonic() - t:.0f}s)", flush=True)
+            try:
+                tallies = []
+                for n in (n1, n2):
+                    t = time.monotonic()
+                    tallies.append(count(command(bench, n), env))
+                    print(f"peers: {peer} {bench} {n} rounds: {tallies[-1].insns} instructions in "
+                          f"{tallies[-1].blocks} blocks, by thread {dict(tallies[-1].per_thread)} "
+                          f"({time.monotonic() - t:.0f}s)", flush=True)
+            except RuntimeError as error:
+                # A runtime that dies under the log would die in its other benchmarks too.
+                print(f"peers: {peer} could not be counted, skipping it: {error}", flush=True)
+                failed.append(peer)
+                break
             a, b = (t.per_thread for t in tallies)
             cpu = busiest_thread(a, b)
             value = round(per_operation(a[cpu], b[cpu], n1, n2, ops), 1)
@@ -314,6 +322,8 @@ def main():
         print(f"bench: {name} {value} ratio", flush=True)
     write(results_path, results)
     print(f"peers: wrote bench/results.json and bench/results.md ({time.monotonic() - started:.0f}s counting)")
+    if failed:
+        sys.exit(f"peers: not counted: {', '.join(failed)} (docs/benchmarks.md says why the BEAM may not be)")
 
 
 if __name__ == "__main__":
