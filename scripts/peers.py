@@ -318,7 +318,7 @@ def main():
     results = {**(json.loads(results_path.read_text()) if results_path.exists() else {}), **figures}
     for name, (value, over) in ratios(results).items():
         results[name] = {"value": value, "unit": "ratio", "suite": "peers",
-                         "command": f"beamcore's sched.* over the fewest of peers.<{'|'.join(over)}>.*"}
+                         "command": f"beamcore's sched.* over the fewest of peers.{{{','.join(over)}}}.*"}
         print(f"bench: {name} {value} ratio", flush=True)
     write(results_path, results)
     print(f"peers: wrote bench/results.json and bench/results.md ({time.monotonic() - started:.0f}s counting)")
