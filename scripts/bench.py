@@ -624,6 +624,8 @@ def main(argv=None):
     parser.add_argument("--bench", default="", help="only suites/figures starting with this prefix")
     prefix = parser.parse_args(argv).bench
     suites = selected(prefix)
+    if prefix.startswith("peers"):  # beamcore against BEAM, Go and Tokio: only when asked for
+        sys.exit(subprocess.run([sys.executable, str(ROOT / "scripts/peers.py")]).returncode)
     if not suites:
         sys.exit(f"bench: no suite matches {prefix!r} (suites: {', '.join(SUITES)})")
     if any(s not in HOST_SUITES for s in suites):

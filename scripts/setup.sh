@@ -30,6 +30,56 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 # QEMU's version, asked of the QEMU launcher (scripts/qemu.py, the one place that names the
 # emulator); empty when QEMU is missing.
 qemu_version() { python3 "$(dirname "$0")/qemu.py" --version 2>/dev/null | head -1 || true; }
+
+# `scripts/setup.sh --peers`, run by `make bench BENCH=peers` only (scripts/peers.py): QEMU's
+# user-mode emulator (qemu-user, from bookworm-backports like qemu-system-arm), Go (golang-go,
+# cross-compiles to arm64), Erlang/OTP for arm64 (erlang-base:arm64 through multiarch), the Rust
+# target aarch64-unknown-linux-gnu with Debian's cross gcc to link it, and qemu-aarch64 registered with binfmt_misc (flag F) so
+# that the Erlang VM can exec its AArch64 helper erl_child_setup (and erlc can run at all).
+if [ "${1:-}" = "--peers" ]; then
+    need=()
+    command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
+    command -v go >/dev/null 2>&1 || need+=(golang-go)
+    command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || need+=(gcc-aarch64-linux-gnu)
+    ls /usr/lib/erlang/erts-*/bin/beam.smp >/dev/null 2>&1 || need+=(erlang-base:arm64)
+    if [ ${#need[@]} -gt 0 ]; then
+        if [[ " ${need[*]} " == *" erlang-base:arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+            say "adding the arm64 architecture to dpkg (multiarch, for erlang-base:arm64)"
+            $SUDO dpkg --add-architecture arm64
+        fi
+        if [ ! -f /etc/apt/sources.list.d/bookworm-backports.sources ]; then
+            say "adding Debian bookworm-backports (QEMU 10 and Go 1.23 live there)"
+            printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+                | $SUDO tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+        fi
+        say "apt-get update"
+        $SUDO apt-get update -qq
+        for pkg in "${need[@]}"; do
+            say "installing $pkg"
+            case "$pkg" in
+                qemu-user|golang-go) DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports "$pkg" >/dev/null ;;
+                *) DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$pkg" >/dev/null ;;
+            esac
+        done
+    fi
+    if ! (cd "$(dirname "$0")/../bench/peers/tokio" && rustup target list --installed) | grep -q '^aarch64-unknown-linux-gnu$'; then
+        say "installing Rust target aarch64-unknown-linux-gnu"
+        (cd "$(dirname "$0")/../bench/peers/tokio" && rustup target add aarch64-unknown-linux-gnu)
+    fi
+    binfmt=/proc/sys/fs/binfmt_misc
+    if [ ! -e "$binfmt/status" ]; then
+        say "mounting binfmt_misc"
+        $SUDO mount -t binfmt_misc binfmt_misc "$binfmt"
+    fi
+    if [ ! -e "$binfmt/qemu-aarch64" ]; then
+        say "registering qemu-aarch64 with binfmt_misc (flag F, from /usr/share/qemu/binfmt.d)"
+        $SUDO sh -c "cat /usr/share/qemu/binfmt.d/qemu-aarch64.conf > $binfmt/register"
+    fi
+    grep -q '^flags:.*F' "$binfmt/qemu-aarch64" || { say "qemu-aarch64 is registered without flag F"; exit 1; }
+    say "ready: $(qemu-aarch64 --version | head -1); $(go version); erts $(basename "$(dirname "$(dirname "$(ls /usr/lib/erlang/erts-*/bin/beam.smp | tail -1)")")")"
+    exit 0
+fi
+
 qemu_ok() {
     local major
     major=$(qemu_version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')

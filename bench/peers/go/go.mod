@@ -1,0 +1,3 @@
+module beamcore/bench/peers
+
+go 1.19
