@@ -60,6 +60,29 @@ def timestamp(text):
     return datetime.fromisoformat(re.sub(r"(\.\d{6})\d*", r"\1", text).replace("Z", "+00:00"))
 
 
+def scope_problems(config_path=ROOT / ".cargo/mutants.toml", root=ROOT):
+    """What is wrong with the scope in `config_path`: [] when every `examine_globs` entry names
+    at least one Rust file under `root` that `exclude_globs` leaves in. A glob that names nothing
+    (a file moved, a crate split) would make cargo-mutants examine less, silently: once it
+    examined nothing and still exited 0."""
+    import tomllib  # Python 3.11+, like the rest of the scripts
+
+    config = tomllib.loads(Path(config_path).read_text())
+    # `dir/**` matches the directories (Python's glob), cargo-mutants' the files in them.
+    excluded = set()
+    for pattern in config.get("exclude_globs", []):
+        for path in root.glob(pattern):
+            excluded |= set(path.rglob("*")) if path.is_dir() else {path}
+    problems = []
+    for pattern in config.get("examine_globs", []):
+        files = [path for path in root.glob(pattern) if path.suffix == ".rs" and path not in excluded]
+        if not files:
+            problems.append(f"{config_path}: examine_globs entry {pattern!r} names no Rust file left in")
+    if not config.get("examine_globs"):
+        problems.append(f"{config_path}: no examine_globs: cargo-mutants would examine the whole workspace")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", "-j", type=int, default=2, help="mutants built and tested at once (default 2)")
@@ -67,6 +90,9 @@ def main():
     parser.add_argument("--report", action="store_true", help="do not run: judge the last run in target/mutants")
     parser.add_argument("extra", nargs="*", help="more cargo-mutants arguments (after --): a partial run")
     options = parser.parse_args()
+    problems = scope_problems()
+    if problems:
+        sys.exit("\n".join(["mutants: the scope is wrong:", *problems]))
 
     command = ["cargo", "mutants", "--jobs", str(options.jobs), "--output", str(OUTPUT.relative_to(ROOT)),
                "--no-times", *options.extra]
