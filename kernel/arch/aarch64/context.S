@@ -86,9 +86,9 @@ context_switch_to_process:
     mov     sp, x9
     pop_callee_saved
     ret
-3:  sub     sp, sp, #800
+3:  sub     sp, sp, #{TRAP_FRAME_BYTES}
     mov     x2, sp
-    mov     x3, #50
+    mov     x3, #{TRAP_FRAME_PAIRS}
 4:  ldp     x4, x5, [x1], #16
     stp     x4, x5, [x2], #16
     subs    x3, x3, #1
@@ -124,9 +124,9 @@ context_resume_preempted:
     push_callee_saved
     mov     x9, sp
     str     x9, [x0]
-    sub     sp, sp, #800
+    sub     sp, sp, #{TRAP_FRAME_BYTES}
     mov     x2, sp
-    mov     x3, #50
+    mov     x3, #{TRAP_FRAME_PAIRS}
 1:  ldp     x4, x5, [x1], #16
     stp     x4, x5, [x2], #16
     subs    x3, x3, #1

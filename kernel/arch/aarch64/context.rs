@@ -3,7 +3,15 @@
 
 use super::exception::TrapFrame;
 
-core::arch::global_asm!(include_str!("context.S"));
+// The trap frame's size reaches the copy loops in context.S from the type itself, so the copy
+// can never disagree with what vectors.S saves (its size is asserted against TrapFrame there).
+core::arch::global_asm!(
+    include_str!("context.S"),
+    TRAP_FRAME_BYTES = const core::mem::size_of::<TrapFrame>(),
+    TRAP_FRAME_PAIRS = const core::mem::size_of::<TrapFrame>() / 16,
+);
+const _: () =
+    assert!(core::mem::size_of::<TrapFrame>().is_multiple_of(16), "context.S copies the frame in 16-byte pairs");
 
 /// Where a switched-out context is: its stack pointer, below which the switch pushed the
 /// AAPCS64 callee-saved registers (x19-x28, fp, lr, d8-d15: [`SAVED_FRAME_BYTES`], see
