@@ -182,12 +182,6 @@ def decode(table: bytes):
     return [(a, names[offsets[i]:offsets[i + 1]].decode()) for i, a in enumerate(addresses)], text_end
 
 
-def symbols_bytes(table: bytes) -> int:
-    """How many bytes of `table` the symbol part takes (the inline part, if any, follows)."""
-    _, count, names_len, _ = HEADER.unpack_from(table, 0)
-    return HEADER.size + 8 * count + 4 * (count + 1) + names_len
-
-
 def inline_of(elf: Elf, text_start: int, text_end: int) -> bytes:
     """The inline part for an ELF's DWARF (empty without debug information). Unreadable DWARF
     gives none too, with a warning: the backtraces then name symbols only."""

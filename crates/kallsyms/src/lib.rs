@@ -45,7 +45,7 @@ impl fmt::Display for Symbol<'_> {
     /// The demangled name without its hash (`beamcore::sched::api::spawn`); other names as
     /// they are (`trap_common`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:#}", rustc_demangle::demangle(self.raw_name))
+        Name(self.raw_name).fmt(f)
     }
 }
 
