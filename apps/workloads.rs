@@ -190,6 +190,51 @@ fn spawn_patiently<F: FnOnce() + Send + Clone + 'static>(
     }
 }
 
+/// What a fork-join node (fib, nqueens) sends up when a spawn below it failed.
+const SUBTREE_FAILED: u64 = u64::MAX;
+
+/// The counters of one fork-join workload: processes spawned below main, and the first spawn
+/// that failed (its error is what the verdict reports).
+struct ForkCounters {
+    spawned: AtomicU64,
+    first_error: spin::Once<sched::SpawnError>,
+}
+
+impl ForkCounters {
+    const fn new() -> ForkCounters {
+        ForkCounters { spawned: AtomicU64::new(0), first_error: spin::Once::new() }
+    }
+
+    /// Spawns one child of a fork-join node (patiently): true if it runs, else its error is kept.
+    fn fork<F: FnOnce() + Send + Clone + 'static>(&self, options: SpawnOptions, child: F) -> bool {
+        match spawn_patiently(options, child) {
+            Ok(_) => {
+                self.spawned.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(error) => {
+                self.first_error.call_once(|| error);
+                false
+            }
+        }
+    }
+}
+
+/// The join of a fork-join node: waits for every one of its `children` that exists, so none is
+/// left blocked, and gives the sum they sent up, or [`SUBTREE_FAILED`] if a spawn failed here
+/// (`failed`) or below any of them.
+fn join_children(children: u64, mut failed: bool) -> u64 {
+    let mut sum = 0;
+    for _ in 0..children {
+        match sched::receive() {
+            Message::Word(SUBTREE_FAILED) => failed = true,
+            Message::Word(value) => sum += value,
+            _ => {}
+        }
+    }
+    if failed { SUBTREE_FAILED } else { sum }
+}
+
 /// `workers` processes, all spawned on core 0, each running `units` units of work: only the
 /// balancer spreads them.
 pub fn imbalanced(workers: usize, units: usize) -> Outcome {
@@ -219,7 +264,7 @@ pub fn imbalanced(workers: usize, units: usize) -> Outcome {
 /// Recursive fork-join Fibonacci: each process spawns two children (on its own core) and
 /// waits for their results.
 pub fn fib(n: u64) -> Outcome {
-    static SPAWNED: AtomicU64 = AtomicU64::new(0);
+    static COUNTERS: ForkCounters = ForkCounters::new();
     fn node(n: u64, parent: Pid) {
         let result = if n < 2 {
             unit(None);
@@ -229,48 +274,31 @@ pub fn fib(n: u64) -> Outcome {
             let mut children = 0;
             let mut failed = false;
             for child in [n - 1, n - 2] {
-                match spawn_patiently(SpawnOptions::default().stack_bytes(4096), move || node(child, me)) {
-                    Ok(_) => {
-                        SPAWNED.fetch_add(1, Ordering::Relaxed);
-                        children += 1;
-                    }
-                    Err(error) => {
-                        FIRST_ERROR.call_once(|| error);
-                        failed = true;
-                    }
+                if COUNTERS.fork(SpawnOptions::default().stack_bytes(4096), move || node(child, me)) {
+                    children += 1;
+                } else {
+                    failed = true;
                 }
             }
-            // Wait for every child that exists, so none is left blocked, then pass a failure up.
-            let mut sum = 0;
-            for _ in 0..children {
-                match sched::receive() {
-                    Message::Word(FAILED) => failed = true,
-                    Message::Word(value) => sum += value,
-                    _ => {}
-                }
-            }
-            if failed { FAILED } else { sum }
+            join_children(children, failed)
         };
         let _ = sched::send(parent, Message::Word(result));
     }
-    /// What a node sends up when a spawn below it failed.
-    const FAILED: u64 = u64::MAX;
-    static FIRST_ERROR: spin::Once<sched::SpawnError> = spin::Once::new();
     let me = sched::self_pid().expect("run from a process");
-    SPAWNED.store(1, Ordering::Relaxed);
+    COUNTERS.spawned.store(1, Ordering::Relaxed);
     if let Err(error) = sched::spawn_with(SpawnOptions::default().stack_bytes(4096), move || node(n, me)) {
         return Outcome { ok: false, detail: format!("spawn root: {error}"), processes: 0 };
     }
     let expected = (0..n).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0;
-    let processes = SPAWNED.load(Ordering::Relaxed);
+    let processes = COUNTERS.spawned.load(Ordering::Relaxed);
     match sched::receive_timeout(120_000_000) {
         Some(Message::Word(value)) if value == expected => {
-            let processes = SPAWNED.load(Ordering::Relaxed);
+            let processes = COUNTERS.spawned.load(Ordering::Relaxed);
             Outcome { ok: true, detail: format!("fib({n}) = {value} over {processes} processes"), processes }
         }
-        Some(Message::Word(FAILED)) => {
-            let processes = SPAWNED.load(Ordering::Relaxed);
-            let why = FIRST_ERROR.get().map_or_else(|| "unknown".into(), |e| format!("{e}"));
+        Some(Message::Word(SUBTREE_FAILED)) => {
+            let processes = COUNTERS.spawned.load(Ordering::Relaxed);
+            let why = COUNTERS.first_error.get().map_or_else(|| "unknown".into(), |e| format!("{e}"));
             Outcome {
                 ok: false,
                 detail: format!("fib({n}): a spawn failed after {processes} processes: {why}"),
@@ -401,10 +429,7 @@ pub fn mixed(workers: usize, units: usize) -> Outcome {
 /// n x n tasks, and W / S cannot pass their number.
 pub fn nqueens(n: u32, split: u32) -> Outcome {
     const KNOWN: [u64; 16] = [1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712, 365_596, 2_279_184];
-    /// What a task sends up when a spawn below it failed.
-    const FAILED: u64 = u64::MAX;
-    static SPAWNED: AtomicU64 = AtomicU64::new(0);
-    static FIRST_ERROR: spin::Once<sched::SpawnError> = spin::Once::new();
+    static COUNTERS: ForkCounters = ForkCounters::new();
     fn task(n: u32, split: u32, placed: u32, (columns, left, right): (u32, u32, u32), parent: Pid) {
         let result = if queens_is_leaf(n, split, placed, columns) {
             // Credited as it goes: a task preempted and moved credits each core what it did.
@@ -414,33 +439,19 @@ pub fn nqueens(n: u32, split: u32) -> Outcome {
             let (mut children, mut failed) = (0, false);
             queens_next_placed(n, columns, left, right, |c, l, r| {
                 let child = move || task(n, split, placed + 1, (c, l, r), me);
-                match spawn_patiently(SpawnOptions::default().stack_bytes(8192), child) {
-                    Ok(_) => {
-                        SPAWNED.fetch_add(1, Ordering::Relaxed);
-                        children += 1;
-                    }
-                    Err(error) => {
-                        FIRST_ERROR.call_once(|| error);
-                        failed = true;
-                    }
+                if COUNTERS.fork(SpawnOptions::default().stack_bytes(8192), child) {
+                    children += 1;
+                } else {
+                    failed = true;
                 }
                 !failed
             });
-            // Wait for every child that exists, so none is left blocked, then pass a failure up.
-            let mut sum = 0;
-            for _ in 0..children {
-                match sched::receive() {
-                    Message::Word(FAILED) => failed = true,
-                    Message::Word(count) => sum += count,
-                    _ => {}
-                }
-            }
-            if failed { FAILED } else { sum }
+            join_children(children, failed)
         };
         let _ = sched::send(parent, Message::Word(result));
     }
     let me = sched::self_pid().expect("run from a process");
-    SPAWNED.store(0, Ordering::Relaxed);
+    COUNTERS.spawned.store(0, Ordering::Relaxed);
     let mut tasks = 0u64;
     let mut failed = None;
     queens_two_placed(n, |columns, left, right| {
@@ -451,7 +462,7 @@ pub fn nqueens(n: u32, split: u32) -> Outcome {
         }
         failed.is_none()
     });
-    let processes = || tasks + SPAWNED.load(Ordering::Relaxed);
+    let processes = || tasks + COUNTERS.spawned.load(Ordering::Relaxed);
     if let Some(error) = failed {
         return Outcome { ok: false, detail: format!("spawn: {error}"), processes: processes() };
     }
@@ -459,8 +470,8 @@ pub fn nqueens(n: u32, split: u32) -> Outcome {
         Ok(counts) => counts,
         Err(why) => return Outcome { ok: false, detail: why, processes: processes() },
     };
-    if counts.contains(&FAILED) {
-        let error = FIRST_ERROR.get().map_or(String::from("?"), |e| format!("{e}"));
+    if counts.contains(&SUBTREE_FAILED) {
+        let error = COUNTERS.first_error.get().map_or(String::from("?"), |e| format!("{e}"));
         return Outcome { ok: false, detail: format!("spawn below a task: {error}"), processes: processes() };
     }
     let total = counts.iter().sum::<u64>();
