@@ -42,6 +42,16 @@ qemu_version() { python3 "$(dirname "$0")/qemu.py" --version 2>/dev/null | head 
 # off) from the Debian source package of the installed qemu-user, into DIR/bin, with the plugin
 # API's header in DIR/include. Some 15 minutes on two cores (ninja -j2); the source tree is then
 # deleted (about 1 GB), the downloaded tarball kept beside DIR.
+# orig_sha256 VERSION FILE: FILE's SHA-256 in the source index's stanza of qemu VERSION (empty
+# when apt knows no such source). awk reads to the end: an early exit would be a SIGPIPE.
+orig_sha256() {
+    apt-cache showsrc qemu 2>/dev/null | awk -v v="$1" -v f="$2" '
+        /^Package:/ { ours = 0 }
+        $1 == "Version:" { ours = ($2 == v) }
+        /^[^ ]/ { sums = ($1 == "Checksums-Sha256:"); next }
+        ours && sums && $3 == f && !found { print $1; found = 1 }'
+}
+
 build_counting_qemu() {
     local dest=$1 work version upstream orig sums
     work="$(dirname "$dest")/qemu-build"
@@ -65,27 +75,29 @@ build_counting_qemu() {
         DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports meson python3-pycotap >/dev/null
     fi
     mkdir -p "$work"
+    if [ -z "$(orig_sha256 "$version" "$orig")" ]; then
+        say "adding Debian bookworm-backports' sources (deb-src, for QEMU's source)"
+        printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+            | $SUDO tee /etc/apt/sources.list.d/bookworm-backports-src.sources >/dev/null
+        $SUDO apt-get update -qq
+        [ -n "$(orig_sha256 "$version" "$orig")" ] || { say "apt knows no source of qemu $version"; exit 1; }
+    fi
     if [ ! -f "$work/$orig" ]; then
-        if ! apt-cache showsrc "qemu=$version" 2>/dev/null | grep -q "$orig"; then
-            say "adding Debian bookworm-backports' sources (deb-src, for QEMU's source)"
-            printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-                | $SUDO tee /etc/apt/sources.list.d/bookworm-backports-src.sources >/dev/null
-            $SUDO apt-get update -qq
-        fi
         # Only the upstream tarball is needed (Debian's patches are not applied): apt verifies
         # it against the signed index even when the rest of the package is no longer served.
         (cd "$work" && apt-get source --download-only "qemu=$version" >/dev/null 2>&1) || true
         [ -f "$work/$orig" ] || { say "could not download $orig (apt-get source qemu=$version)"; exit 1; }
     fi
-    sums=$(apt-cache showsrc "qemu=$version" | sed -n '/^Checksums-Sha256:/,/^[^ ]/p' | awk -v f="$orig" '$3 == f {print $1}' | head -1)
+    sums=$(orig_sha256 "$version" "$orig")
     if [ -z "$sums" ] || [ "$(sha256sum "$work/$orig" | cut -d' ' -f1)" != "$sums" ]; then
         say "$orig does not match its SHA-256 in Debian's index"
         exit 1
     fi
-    rm -rf "$work/qemu-$upstream"
-    tar -C "$work" -xf "$work/$orig"
+    rm -rf "$work/src"
+    mkdir "$work/src"
+    tar -C "$work/src" --strip-components=1 -xf "$work/$orig"
     (
-        cd "$work/qemu-$upstream"
+        cd "$work/src"
         mkdir build
         cd build
         # Debian's python3 (it has meson and pycotap); blobs: the +ds tarball ships no firmware.
@@ -95,9 +107,9 @@ build_counting_qemu() {
         nice ninja -j2 qemu-aarch64 >ninja.log 2>&1 || { tail -40 ninja.log; exit 1; }
     )
     mkdir -p "$dest/bin" "$dest/include"
-    cp "$work/qemu-$upstream/build/qemu-aarch64" "$dest/bin/"
-    cp "$work/qemu-$upstream/include/qemu/qemu-plugin.h" "$dest/include/"
-    rm -rf "${work:?}/qemu-$upstream"
+    cp "$work/src/build/qemu-aarch64" "$dest/bin/"
+    cp "$work/src/include/qemu/qemu-plugin.h" "$dest/include/"
+    rm -rf "${work:?}/src"
 }
 
 if [ "${1:-}" = "--peers" ]; then
