@@ -40,7 +40,7 @@ qemu_version() { python3 "$(dirname "$0")/qemu.py" --version 2>/dev/null | head 
 # built once from Debian's source of that same qemu-user into target/peers/qemu (build_counting_qemu).
 # build_counting_qemu DIR: qemu-aarch64 (linux-user only, TCG plugins on, every optional feature
 # off) from the Debian source package of the installed qemu-user, into DIR/bin, with the plugin
-# API's header in DIR/include. Some 15 minutes on two cores (ninja -j2); the source tree is then
+# API's header in DIR/include. 9 to 15 minutes on two cores (ninja -j2; 15 when shared); the source tree is then
 # deleted (about 1 GB), the downloaded tarball kept beside DIR.
 # orig_sha256 VERSION FILE: FILE's SHA-256 in the source index's stanza of qemu VERSION (empty
 # when apt knows no such source). awk reads to the end: an early exit would be a SIGPIPE.
@@ -59,7 +59,7 @@ build_counting_qemu() {
     upstream=${version#*:}
     upstream=${upstream%-*}
     orig="qemu_${upstream}.orig.tar.xz"
-    say "building qemu-aarch64 ${upstream} with TCG plugins from Debian's source (once; takes some 15 minutes)"
+    say "building qemu-aarch64 ${upstream} with TCG plugins from Debian's source (once; 9 to 15 minutes on two cores)"
     local deps=() dep
     for dep in gcc make pkgconf libglib2.0-dev zlib1g-dev ninja-build flex bison python3-venv; do
         dpkg -s "$dep" >/dev/null 2>&1 || deps+=("$dep")
@@ -95,7 +95,7 @@ build_counting_qemu() {
     fi
     rm -rf "$work/src"
     mkdir "$work/src"
-    tar -C "$work/src" --strip-components=1 -xf "$work/$orig"
+    tar -C "$work/src" --strip-components=1 --no-same-owner -xf "$work/$orig"
     (
         cd "$work/src"
         mkdir build
