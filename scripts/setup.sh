@@ -31,17 +31,6 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 # emulator); empty when QEMU is missing.
 qemu_version() { python3 "$(dirname "$0")/qemu.py" --version 2>/dev/null | head -1 || true; }
 
-# `scripts/setup.sh --peers`, run by `make bench BENCH=peers` only (scripts/peers.py): QEMU's
-# user-mode emulator (qemu-user, from bookworm-backports like qemu-system-arm), Go (golang-go,
-# cross-compiles to arm64), Erlang/OTP for arm64 (erlang-base:arm64 through multiarch), the Rust
-# target aarch64-unknown-linux-gnu with Debian's cross gcc to link it, and qemu-aarch64 registered with binfmt_misc (flag F) so
-# that the Erlang VM can exec its AArch64 helper erl_child_setup (and erlc can run at all).
-# Then the emulator that counts: qemu-aarch64 with TCG plugins (Debian's is static and has none),
-# built once from Debian's source of that same qemu-user into target/peers/qemu (build_counting_qemu).
-# build_counting_qemu DIR: qemu-aarch64 (linux-user only, TCG plugins on, every optional feature
-# off) from the Debian source package of the installed qemu-user, into DIR/bin, with the plugin
-# API's header in DIR/include. 9 to 15 minutes on two cores (ninja -j2; 15 when shared); the source tree is then
-# deleted (about 1 GB), the downloaded tarball kept beside DIR.
 # orig_sha256 VERSION FILE: FILE's SHA-256 in the source index's stanza of qemu VERSION (empty
 # when apt knows no such source). awk reads to the end: an early exit would be a SIGPIPE.
 orig_sha256() {
@@ -52,6 +41,10 @@ orig_sha256() {
         ours && sums && $3 == f && !found { print $1; found = 1 }'
 }
 
+# build_counting_qemu DIR: qemu-aarch64 (linux-user only, TCG plugins on, every optional feature
+# off) from the Debian source package of the installed qemu-user, into DIR/bin, with the plugin
+# API's header in DIR/include. 9 to 15 minutes on two cores (ninja -j2; 15 when shared); the
+# source tree is then deleted (about 600 MB), the downloaded tarball kept beside DIR.
 build_counting_qemu() {
     local dest=$1 work version upstream orig sums
     work="$(dirname "$dest")/qemu-build"
@@ -112,6 +105,13 @@ build_counting_qemu() {
     rm -rf "${work:?}/src"
 }
 
+# `scripts/setup.sh --peers`, run by `make bench BENCH=peers` only (scripts/peers.py): QEMU's
+# user-mode emulator (qemu-user, from bookworm-backports like qemu-system-arm), Go (golang-go,
+# cross-compiles to arm64), Erlang/OTP for arm64 (erlang-base:arm64 through multiarch), the Rust
+# target aarch64-unknown-linux-gnu with Debian's cross gcc to link it, and qemu-aarch64 registered with binfmt_misc (flag F) so
+# that the Erlang VM can exec its AArch64 helper erl_child_setup (and erlc can run at all).
+# Then the emulator that counts: qemu-aarch64 with TCG plugins (Debian's is static and has none),
+# built once from Debian's source of that same qemu-user into target/peers/qemu (build_counting_qemu).
 if [ "${1:-}" = "--peers" ]; then
     need=()
     command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
