@@ -210,14 +210,13 @@ def plugin_counts(text, pid):
 def count_plugin(cmd, env=None):
     """Runs `cmd` under the counting qemu-aarch64 with insn-count loaded; returns a Tally-like
     record (per_thread, insns)."""
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "counts"
         qemu = [str(QEMU_COUNTING), "-plugin", f"{PLUGIN},out={report}", *cmd]
+        # Popen, not run: the report is filtered by the started process's pid.
         proc = subprocess.Popen(qemu, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=err)
-        proc.wait()
-        err.seek(0)
-        stderr = err.read().decode(errors="replace")
+                                stderr=subprocess.PIPE, text=True, errors="replace")
+        _, stderr = proc.communicate()
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}: {stderr[-2000:]}")
         per_thread = plugin_counts(report.read_text() if report.exists() else "", proc.pid)
