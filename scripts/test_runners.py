@@ -2,7 +2,8 @@
 """Host tests of the suite runner (scripts/test-qemu.py: which cases a filter selects, how a test
 header reads, the verdict on a console, a deadline as a failure) and of the calibration gate
 (scripts/sim-calibrate.py: paired differences and their standard errors, the gate's decision on
-synthetic runs whose answer is known, the absolute interval check). Nothing is built or booted.
+synthetic runs whose answer is known, the absolute interval check, which harmless variants a run
+tries). Nothing is built or booted.
 
     python3 scripts/test_runners.py
 """
@@ -213,6 +214,25 @@ class Calibration(unittest.TestCase):
         o = calibrate.observe(report)
         self.assertEqual((o["max_over_mean"], o["steals"], o["attempts"], o["migrations"], o["idle_with_work_us"]),
                          (1.5, 2, 4, 6, 8))
+
+
+class HarmlessVariants(unittest.TestCase):
+    """`make test` tries two of the five harmless variants; which two must follow the image."""
+
+    def test_two_are_one_of_each_kind_and_all_five_are_reached(self):
+        seen = set()
+        for image in (f"{n:016x}" for n in range(12)):
+            pair = calibrate.harmless_variants(2, image)
+            self.assertEqual(len(pair), 2)
+            self.assertTrue(pair[0][0] and not pair[0][1], pair)   # bootargs padding
+            self.assertTrue(pair[1][1] and not pair[1][0], pair)   # boot jitter
+            self.assertEqual(pair, calibrate.harmless_variants(2, image))
+            seen.update(pair)
+        self.assertEqual(seen, set(calibrate.HARMLESS))
+
+    def test_all_of_them_when_asked_for_five_or_more(self):
+        self.assertEqual(calibrate.harmless_variants(5, "0"), calibrate.HARMLESS)
+        self.assertEqual(calibrate.harmless_variants(9, "ff"), calibrate.HARMLESS)
 
 
 if __name__ == "__main__":
