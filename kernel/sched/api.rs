@@ -99,7 +99,7 @@ pub(super) fn spawn_related<F: FnOnce() + Send + 'static>(
         Err(on_heap) => local.entry.put(on_heap),
     }
     local.low_passes = 0;
-    local.unwinding = false;
+    local.unwinding = None;
     local.ended_at_base = false;
     local.exit_grace_turns = 0;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
@@ -303,7 +303,7 @@ pub(super) fn exit_if_requested(mut core: OnCore) {
     // Already unwinding (a destructor's kernel call): the unwind goes on to the base, which ends
     // the process.
     // SAFETY: the running process on its own core, IRQs masked; a flag is read.
-    if exit_requested(slot) && !unsafe { process::slot(slot).local().unwinding } {
+    if exit_requested(slot) && unsafe { process::slot(slot).local().unwinding }.is_none() {
         let reason = requested_exit(slot);
         end_unwinding(core, reason)
     }

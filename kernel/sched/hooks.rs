@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use super::dispatch::end_unwinding;
 use super::ending::is_program_main;
 use super::percore::{OnCore, Pending, scheduler};
-use super::process::{self, ExitReason, Pid};
+use super::process::{self, ExitReason, Pid, Unwinding};
 use super::runqueue::movable;
 use super::settings::slice_counts;
 use super::stats::bump;
@@ -195,7 +195,30 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
     };
     let pid = Pid { index: slot, generation: process.shared.lock().generation };
     let backtrace = Backtrace::of_exception(frame);
-    if crash_reports() {
+    // SAFETY: as above; a copy is read.
+    let unwinding = unsafe { process.local().unwinding };
+    if let Some(cause) = unwinding {
+        // The reason it was unwinding for; its own `exit(reason)`'s is lost with the unwind, so
+        // that one ends with the fault's.
+        let ending = match cause {
+            Unwinding::Panic => ExitReason::Panic,
+            Unwinding::Requested => process.shared.lock_irqs_masked().exit_reason(),
+            Unwinding::Own => reason,
+        };
+        // Its end was reported when the unwind began (a panic's line, say) and it ends with that
+        // reason; this says why the unwind stopped short, and that what it still held is counted.
+        if crash_reports() {
+            crate::println!(
+                "process {pid} on core {}: {reason} while unwinding (ELR={:#x}); what it still held is not reclaimed",
+                core.id(),
+                frame.elr
+            );
+        }
+        end_with(&mut core, frame, ending);
+        return true;
+    }
+    if !crash_reports() {
+    } else {
         crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})\n{backtrace}", core.id(), frame.elr);
     }
     end_with(&mut core, frame, reason);
@@ -231,7 +254,7 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
         return;
     }
     // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a flag is read.
-    let unwinding = unsafe { process.local().unwinding };
+    let unwinding = unsafe { process.local().unwinding }.is_some();
     // Every argument is the kernel's now: the report is formatted on the kernel stack.
     if !crash_reports() {
     } else if unwinding {

@@ -93,6 +93,17 @@ impl Shared {
     }
 }
 
+/// Why a process is unwinding, in a byte (the control block has no room for an `ExitReason`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Unwinding {
+    /// It panicked: it ends with `Panic`.
+    Panic,
+    /// A kill or an exit signal: it ends with the pending reason (`Shared::exit_reason`).
+    Requested,
+    /// Its own `exit(reason)`, whose reason only the unwind's payload carries.
+    Own,
+}
+
 /// What only the core running or scheduling the process touches.
 pub(crate) struct ProcessLocal {
     pub context: Context,
@@ -111,9 +122,10 @@ pub(crate) struct ProcessLocal {
     /// leaves behind if it ends without unwinding (a fault, a kill it never reached a safe
     /// point for), counted then as not reclaimed.
     pub heap_net_bytes: i64,
-    /// Its stack is being unwound (`unwind.rs`): a second end on the way (a panic in a
-    /// destructor, a kill at a safe point a destructor reaches) ends it without unwinding.
-    pub unwinding: bool,
+    /// Its stack is being unwound (`unwind.rs`), and the reason it ends with: a second end on
+    /// the way (a panic in a destructor, a fault, a kill at a safe point a destructor reaches)
+    /// ends it without unwinding, with this reason.
+    pub unwinding: Option<Unwinding>,
     /// It came back to its base, by returning or by unwinding: what it owned was dropped.
     pub ended_at_base: bool,
     /// Turns it was given, preempted in its own code, since an exit came for it: past its
@@ -312,7 +324,7 @@ impl Process {
                 reductions: 0,
                 low_passes: 0,
                 heap_net_bytes: 0,
-                unwinding: false,
+                unwinding: None,
                 ended_at_base: false,
                 exit_grace_turns: 0,
                 queued_at: 0,

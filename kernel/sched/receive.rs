@@ -156,7 +156,7 @@ fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, 
     // An exit that woke it (a kill, an untrapped exit signal) ends it here, a safe point, by
     // unwinding; a second end while unwinding (a destructor that receives) goes on unwinding.
     // SAFETY: the running process on its own core; a flag is read.
-    if exit_requested(slot) && !unsafe { process.local().unwinding } {
+    if exit_requested(slot) && unsafe { process.local().unwinding }.is_none() {
         exit_requested_out(OnCore::enter(), slot);
     }
     None

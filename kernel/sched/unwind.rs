@@ -13,9 +13,10 @@
 //! the table of which end is which.
 
 use alloc::boxed::Box;
+use core::sync::atomic::Ordering;
 
 use super::percore::OnCore;
-use super::process::{self, ExitReason};
+use super::process::{self, ExitReason, Unwinding};
 use crate::arch::cpu;
 
 /// What an unwinding process's stack carries to its base: the reason it ends with.
@@ -45,7 +46,13 @@ pub(super) fn begin(mut core: OnCore, reason: ExitReason) -> OnCore {
     let process = process::slot(slot);
     // SAFETY: the running process on its own core, IRQs masked by `core`; a flag is read and
     // set, no reference kept.
-    let again = unsafe { core::mem::replace(&mut process.local().unwinding, true) };
+    let cause = match reason {
+        ExitReason::Panic => Unwinding::Panic,
+        // ORDERING: Relaxed: the flag only; the reason is read under the slot lock when used.
+        _ if process.exit_requested.load(Ordering::Relaxed) => Unwinding::Requested,
+        _ => Unwinding::Own,
+    };
+    let again = unsafe { core::mem::replace(&mut process.local().unwinding, Some(cause)) }.is_some();
     if again || !core.entered_unmasked() {
         return core;
     }
@@ -89,7 +96,7 @@ pub(super) fn ends_unrun(slot: u32) -> bool {
     if local.preempted_frame.is_none() {
         return false;
     }
-    let allowance = if local.unwinding { UNWINDING_GRACE_TURNS } else { 1 };
+    let allowance = if local.unwinding.is_some() { UNWINDING_GRACE_TURNS } else { 1 };
     if local.exit_grace_turns >= allowance {
         return true;
     }
