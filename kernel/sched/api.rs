@@ -183,10 +183,12 @@ extern "C" fn process_entry(slot: u64) -> ! {
     let entry: *mut process::Entry = unsafe { &mut process.local().entry };
     cpu::irq_enable();
     // SAFETY: as above; the control block outlives the process.
-    let reason = unwind::run_catching(|| unsafe { (*entry).run() });
+    // An unwind of the process's stack ends at this base, and never comes back here
+    // (`unwind::begin`).
+    unwind::run_at_base(entry);
     // SAFETY: the process runs here, on its own core; a flag is set, no reference kept.
     unsafe { process.local().ended_at_base = true };
-    exit_out(OnCore::enter(), reason)
+    exit_out(OnCore::enter(), ExitReason::Normal)
 }
 
 /// The pid of the calling process, or `None` outside a process.

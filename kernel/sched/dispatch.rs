@@ -140,7 +140,7 @@ pub(super) fn switch_out(mut core: OnCore, pending: Pending) {
 /// Ends the calling process with `reason`, unwinding its stack first where it can
 /// (`unwind::begin`), else where it stands.
 pub(super) fn end_unwinding(core: OnCore, reason: ExitReason) -> ! {
-    exit_out(unwind::begin(core, reason), reason)
+    exit_out(unwind::begin(core, reason, exit_out), reason)
 }
 
 /// Called by the running process to end itself with `reason`: as [`switch_out`] with
