@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::active;
 use super::balance::place;
-use super::dispatch::{current_slot, exit_out, exit_requested, requested_exit, switch_out};
+use super::dispatch::{current_slot, end_unwinding, exit_out, exit_requested, requested_exit, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
@@ -20,6 +20,7 @@ use super::settings::spawn_placement;
 use super::signals;
 use super::stats::{self, CoreStats};
 use super::table;
+use super::unwind;
 use super::wake::{admit, make_runnable};
 use crate::arch::context;
 use crate::arch::cpu;
@@ -98,6 +99,9 @@ pub(super) fn spawn_related<F: FnOnce() + Send + 'static>(
         Err(on_heap) => local.entry.put(on_heap),
     }
     local.low_passes = 0;
+    local.unwinding = None;
+    local.ended_at_base = false;
+    local.exit_grace_turns = 0;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
     let mut on_core = OnCore::enter();
     // SAFETY: the slot was free: its queue was closed (and emptied) by `finish`, or never
@@ -179,8 +183,12 @@ extern "C" fn process_entry(slot: u64) -> ! {
     let entry: *mut process::Entry = unsafe { &mut process.local().entry };
     cpu::irq_enable();
     // SAFETY: as above; the control block outlives the process.
-    unsafe { (*entry).run() };
-    exit(ExitReason::Normal)
+    // An unwind of the process's stack ends at this base, and never comes back here
+    // (`unwind::begin`).
+    unwind::run_at_base(entry);
+    // SAFETY: the process runs here, on its own core; a flag is set, no reference kept.
+    unsafe { process.local().ended_at_base = true };
+    exit_out(OnCore::enter(), ExitReason::Normal)
 }
 
 /// The pid of the calling process, or `None` outside a process.
@@ -207,8 +215,19 @@ pub fn self_placement() -> Option<(usize, Option<usize>)> {
 /// Ends the calling process's turn; it goes to the back of its run queue.
 pub fn yield_now() {
     let mut core = OnCore::enter();
-    if core.local().current.is_some() {
+    if let Some(slot) = core.local().current {
         switch_out(core, Pending::Requeue);
+        resumed(slot);
+    }
+}
+
+/// Back in the calling process after a switch: an exit that came while it was away (a kill, an
+/// untrapped exit signal) ran it once more just to end here, at a safe point, by unwinding
+/// (`unwind::ends_unrun`).
+#[inline(always)]
+fn resumed(slot: u32) {
+    if exit_requested(slot) {
+        exit_if_requested(OnCore::enter());
     }
 }
 
@@ -225,6 +244,10 @@ pub fn bump_reductions(reductions: u32) {
     process::slot(slot).reductions.store(total, Ordering::Relaxed);
     if local.reductions <= 0 {
         switch_out(core, Pending::Requeue);
+        resumed(slot);
+    } else if exit_requested(slot) {
+        // A safe point: a process that loops calling it is ended here by a kill, unwinding.
+        exit_if_requested(core);
     }
 }
 
@@ -246,9 +269,10 @@ pub fn send_value<T: Send + 'static>(pid: Pid, value: T) -> Result<(), SendError
     send(pid, Message::new(value))
 }
 
-/// Ends the calling process with `reason`; its monitors are told.
+/// Ends the calling process with `reason`; its links and monitors are told. Its stack is
+/// unwound first, as a panic's is: what it owns is dropped.
 pub fn exit(reason: ExitReason) -> ! {
-    exit_out(OnCore::enter(), reason)
+    end_unwinding(OnCore::enter(), reason)
 }
 
 /// Ends `pid` with reason `Killed`, which it cannot trap (Erlang's `exit(Pid, kill)`; its links
@@ -278,8 +302,12 @@ pub fn kill(pid: Pid) -> Result<(), SendError> {
 /// not trap), it ends here, with the pending reason. Nothing outside a process.
 pub(super) fn exit_if_requested(mut core: OnCore) {
     let Some(slot) = core.local().current else { return };
-    if exit_requested(slot) {
-        exit_out(core, requested_exit(slot))
+    // Already unwinding (a destructor's kernel call): the unwind goes on to the base, which ends
+    // the process.
+    // SAFETY: the running process on its own core, IRQs masked; a flag is read.
+    if exit_requested(slot) && unsafe { process::slot(slot).local().unwinding }.is_none() {
+        let reason = requested_exit(slot);
+        end_unwinding(core, reason)
     }
 }
 

@@ -6,3 +6,7 @@ pub mod exception;
 pub mod mmu;
 pub mod psci;
 pub mod timer;
+
+// The kernel's `memcpy`, which the linker takes over compiler_builtins' weak one (memcpy.S says
+// why it is worth its own loop).
+core::arch::global_asm!(include_str!("memcpy.S"));
