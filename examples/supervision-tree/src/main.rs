@@ -86,7 +86,8 @@ fn run() -> Result<String, String> {
         "{JOBS} jobs summed to {:#x} on {}, each counted once, while {WORKERS} workers crashed {crashes} times \
          ({} panics, {} faults) and were restarted, their jobs re-issued; the device refused {} connections, \
          the fragile supervisor gave up, the root restarted it once; tally {tally} kept its pid; \
-         no process left over ({baseline} alive, as before the start); {} heap bytes left by the panics",
+         no process left over ({baseline} alive, as before the start); {} heap bytes left by the faults \
+         (panics unwind)",
         summary.sum,
         cores(smp::cores_online()),
         CRASHES.panics(),
