@@ -180,6 +180,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
         config.trace,
         config.queues,
         config.placement,
+        config.telemetry,
     ) {
         panic!("scheduler: {error}");
     }
