@@ -57,7 +57,8 @@ fn busy_for(us: u64) {
 /// Core `core`'s histogram and summed wait, as they read now.
 fn waits(core: usize) -> ([u64; WAIT_BUCKETS], u64) {
     let stats = sched::core_stats(core);
-    (stats.wait_histogram(), stats.wait_counts.load(Ordering::Relaxed))
+    // The default, telemetry=full, collects them: an error here is a failure.
+    (stats.wait_histogram().expect("queue wait collected"), stats.wait_counts().expect("queue wait collected"))
 }
 
 fn main() -> ExitCode {

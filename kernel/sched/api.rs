@@ -8,7 +8,8 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::active;
 use super::balance::place;
-use super::dispatch::{current_slot, exit_out, exit_requested, requested_exit, switch_out};
+use super::current::current_slot;
+use super::dispatch::{exit_out, exit_requested, requested_exit, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;

@@ -14,7 +14,7 @@ use core::sync::atomic::Ordering;
 
 use super::attention;
 use super::ending::finish;
-use super::percore::{OnCore, Pending, this_scheduler_checked};
+use super::percore::{OnCore, Pending};
 use super::process::{self, ExitReason};
 use super::runqueue::{Accepted, InlinePush};
 use super::settings::{Telemetry, reductions_per_slice};
@@ -176,15 +176,12 @@ extern "C" fn next_turn_from_process() -> Next {
     let core = OnCore::enter();
     // ORDERING: Relaxed, as in `attention::loop_needed`.
     let bits = core.scheduler().attention.load(Ordering::Relaxed);
-    // What telemetry costs here: nothing for the default. `telemetry=full` sets no bit, so its
-    // hand-off sits behind the one test of the word this path always made (zero: nothing for the
-    // loop, tracing off). The other levels each set a bit of their own, never cleared, and take
-    // the tail call any set bit takes, where the word is compared with each (a compare and a
-    // branch on the register already loaded). Each level has its own copy of the hand-off
-    // (`hand_off` inlined with a constant), so what it leaves out is gone at compile time, not
-    // tested turn by turn. (With the levels compared here the compiler tested them first, 4
-    // instructions before the default's hand-off; with `hint::cold_path` on them it saved
-    // callee-saved registers.)
+    // What telemetry costs here: nothing for the default, `telemetry=full`, which sets no bit:
+    // its hand-off is behind the one test of the word this path always made. The other levels
+    // set a bit each (never cleared) and take the tail call any set bit takes, which compares the
+    // word already loaded with each. Each level has its own copy of the hand-off (`hand_off`
+    // inlined with a constant): what it leaves out is gone at compile time, not tested per turn.
+    // (Compared here, the compiler tested them before the default's hand-off: 4 instructions.)
     if bits != 0 {
         return next_turn_flagged(core, bits);
     }
@@ -400,27 +397,4 @@ extern "C" fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
             None => return Next::LOOP,
         }
     }
-}
-
-/// The slot of the process running on this core, if any.
-pub(super) fn current_slot() -> Option<u32> {
-    OnCore::enter().local().current
-}
-
-/// The mapped part of the stack of the process running on this core, if any: where a
-/// backtrace taken on this core may read besides the core's boot stack (the rest of the stack's
-/// reservation would fault).
-pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
-    // Also called on the way down, possibly before this core has recorded its id, or from a
-    // fault in the middle of scheduler code: no `OnCore` (whose check would panic inside the
-    // panic path), only copies read.
-    let me = this_scheduler_checked()?;
-    let irq = cpu::irq_save();
-    let stack = me.current_unborrowed().and_then(|slot| {
-        // SAFETY: the process runs (or ran last) on this core, which owns its `ProcessLocal`; IRQs
-        // are masked and only a copy of its stack bounds is taken.
-        unsafe { process::slot(slot).local().stack.as_ref() }.map(|s| s.mapped())
-    });
-    cpu::irq_restore(irq);
-    stack
 }

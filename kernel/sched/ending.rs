@@ -97,8 +97,10 @@ pub(super) fn is_program_main(pid: Pid) -> bool {
 /// held is not freed): counted here and in the report instead of being lost without a trace.
 static HEAP_NOT_RECLAIMED: AtomicU64 = AtomicU64::new(0);
 
-/// Heap bytes processes that panicked left allocated, in total.
-pub fn heap_not_reclaimed_bytes() -> u64 {
+/// Heap bytes processes that panicked left allocated, in total; not known below
+/// `telemetry=full`, which keeps no process's heap balance.
+pub fn heap_not_reclaimed_bytes() -> Result<u64, super::settings::NotCollected> {
+    super::settings::telemetry().heap_accounting()?;
     // ORDERING: Relaxed: a total for the report.
-    HEAP_NOT_RECLAIMED.load(Ordering::Relaxed)
+    Ok(HEAP_NOT_RECLAIMED.load(Ordering::Relaxed))
 }

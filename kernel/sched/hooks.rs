@@ -206,6 +206,8 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
     // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a copy is read.
     let earlier_turns = unsafe { process.local().heap_net_bytes };
     let held = earlier_turns + core.scheduler().heap_turn.counted();
+    // Below `telemetry=full` no turn keeps the count: the report says so, not a number.
+    let held = HeapHeld(super::settings::telemetry().heap_accounting().map(|()| held.max(0)));
     // ORDERING: Relaxed: the running process's own generation, set before it ran.
     let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
     if is_program_main(pid) {
@@ -214,11 +216,23 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
     }
     // Every argument is the kernel's now: the report is formatted on the kernel stack.
     crate::console::write_kernel_line(format_args!(
-        "process {pid} on core {id} ended: panic: {} ({} heap bytes it allocated are not reclaimed)\n{backtrace}",
+        "process {pid} on core {id} ended: panic: {} ({held})\n{backtrace}",
         message.as_str(),
-        held.max(0)
     ));
     drop(message);
     bump(&core.scheduler().stats.faults);
     exit_out(core, ExitReason::Panic)
+}
+
+/// What a panic's report says of the heap the process held: the bytes, or why they are not
+/// known (`telemetry=`). Formatted in place: the panic path allocates nothing for it.
+struct HeapHeld(Result<i64, super::settings::NotCollected>);
+
+impl core::fmt::Display for HeapHeld {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Ok(bytes) => write!(f, "{bytes} heap bytes it allocated are not reclaimed"),
+            Err(not) => write!(f, "heap bytes it allocated: {not}"),
+        }
+    }
 }

@@ -13,6 +13,7 @@ pub use beamcore_trace_ring as trace_ring;
 mod active;
 mod api;
 mod attention;
+mod current;
 mod dispatch;
 mod dump;
 mod ending;
@@ -51,7 +52,7 @@ pub use api::{
     self_pid, self_placement, send, send_value, spawn, spawn_with, yield_now,
 };
 pub(crate) use attention::job_queued;
-pub(crate) use dispatch::current_stack;
+pub(crate) use current::current_stack;
 pub use dump::debug_dump;
 pub use ending::heap_not_reclaimed_bytes;
 pub(crate) use ending::set_program_main;
