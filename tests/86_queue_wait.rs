@@ -28,8 +28,6 @@
 #![no_std]
 #![no_main]
 
-use core::sync::atomic::Ordering;
-
 use beamcore::arch::cpu;
 use beamcore::sched::queue_wait::{WAIT_BUCKETS, bucket_of_us, bucket_range_us, mean_us};
 use beamcore::sched::{self, Message, Priority, SpawnOptions};
