@@ -74,8 +74,8 @@ pub use reply::{CallError, Reply, ReplyRef, monitor_for_reply, receive_reply, re
 pub use runqueue::RUN_NEXT_CAP;
 pub(crate) use scheduler::init_core_scheduler;
 pub(crate) use scheduler::run_loop;
-pub(crate) use settings::init_global;
 pub use settings::{NotCollected, Telemetry, balance_config, queue_mode, set_strategy, spawn_placement, telemetry};
+pub(crate) use settings::{init_global, init_telemetry};
 pub use stats::{CoreStats, LATENCY_BUCKETS};
 pub use steal::max_migrations_seen;
 pub use table::SPAWN_FRAME_RESERVE_BYTES;

@@ -50,12 +50,10 @@ pub(crate) fn init_global(
     trace_on: bool,
     queues: QueueMode,
     placement: SpawnPlacement,
-    telemetry: Telemetry,
 ) -> Result<(), crate::mm::heap::OutOfMemory> {
     TRACE.store(trace_on, Ordering::Relaxed);
     SHARED_QUEUES.store(queues == QueueMode::Shared, Ordering::Relaxed);
     PLACEMENT.store(placement as u8, Ordering::Relaxed);
-    TELEMETRY.store(telemetry as u8, Ordering::Relaxed);
     // With one shared queue there is nothing to push from one core to another.
     let balance = BalanceConfig { rebalance: balance.rebalance && queues == QueueMode::PerCore, ..balance };
     BALANCE.call_once(|| (balance, strategy));
@@ -68,6 +66,11 @@ pub(crate) fn init_global(
     SLICE_COUNTS.store(slice_counts.max(1), Ordering::Relaxed);
     REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
     table::init_table()
+}
+
+/// Boot core, before any core schedules (each core copies it into its attention word).
+pub(crate) fn init_telemetry(telemetry: Telemetry) {
+    TELEMETRY.store(telemetry as u8, Ordering::Relaxed);
 }
 
 /// Whether `queues=shared` is in force.
