@@ -48,7 +48,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: sim-policy structure packages test-packages help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-handoff
+.PHONY: sim-policy structure packages test-packages help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-handoff test-let-it-crash
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -258,6 +258,13 @@ test-sim:
 test-calibration: $(SETUP_STAMP) kernel sim-build
 	@echo "==> test-calibration: the simulator against the kernel in QEMU under -icount, 4 and 8 cores, and the gate's self-test"
 	python3 scripts/sim-calibrate.py --no-record --self-test --harmless
+
+# tests/56 at the count the let-it-crash promise is made for: 100,000 restarts per way of dying
+# (a panic, a kill in `receive`, a kill in a `bump_reductions` loop), memory back to the page.
+# Not part of `make test` (some minutes of emulation per core count); `make test` runs 1,000.
+test-let-it-crash: $(SETUP_STAMP)
+	@echo "==> test-let-it-crash: tests/56 with 100,000 restarts per way of dying"
+	LET_IT_CRASH_RESTARTS=100000 python3 scripts/test-qemu.py --test 56_let_it_crash
 
 # The hand-off from one process to the next keeps its shape: no callee-saved register saved, no
 # call out of line but a panic (scripts/check-handoff.py says why).

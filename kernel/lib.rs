@@ -16,6 +16,9 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 extern crate alloc;
+// The unwinder and the personality routine every landing pad names (`rust_eh_personality`):
+// linked even where nothing calls the crate by name.
+extern crate unwinding;
 
 pub use beamcore_core_set as core_set;
 /// The kernel's configuration and its hand-over to the program (crates/bootargs,

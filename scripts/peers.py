@@ -3,12 +3,19 @@
 
 The three micro-benchmarks of `make bench BENCH=sched` (apps/bench/sched.rs), written
 idiomatically for Erlang/OTP, Go and Tokio (bench/peers/), built for AArch64 Linux and run under
-QEMU's user-mode emulator `qemu-aarch64`. Each program's guest instructions are counted from
-QEMU's log: `-d in_asm` gives each translated block's length, `-d exec,nochain` a line per
-executed block (nochain: a block jumping straight into the next would not be logged). A run's
-count is the sum over executed blocks of their length (`Tally`); an operation's count is the
-difference between a run of N2 rounds and one of N1 over the operations in between, so
-start-up, shut-down and one-time costs cancel out (`per_operation`).
+QEMU's user-mode emulator `qemu-aarch64`. Each program's guest instructions are counted per
+guest thread inside QEMU, by a TCG plugin (bench/peers/insn-count.c: an inline add before every
+instruction, reported at exit; `count_plugin`), in a `qemu-aarch64` built from Debian's QEMU
+source with plugins on (Debian's is static, without them; scripts/setup.sh --peers builds it on
+first use). An operation's count is the difference between a run of N2 rounds and one of N1
+over the operations in between, so start-up, shut-down and one-time costs cancel out
+(`per_operation`).
+
+`--counter log` counts the old way instead, from QEMU's execution log (kept to cross-check the
+plugin on Go and Tokio; the BEAM dies under it): `-d in_asm` gives each translated block's
+length, `-d exec,nochain` a line per executed block (nochain: a block jumping straight into the
+next would not be logged), and a run's count is the sum over executed blocks of their length
+(`Tally`).
 
 What it leaves out: the peers' system calls run natively in QEMU and are not counted (beamcore
 has none: its figures include everything). A peer's start-up is not in its figure.
@@ -19,6 +26,7 @@ Installs what it needs on first use (scripts/setup.sh --peers), then writes
 bench/results.json and bench/results.md.
 
 Usage: peers.py [--rounds N1,N2] [--only erlang|go|tokio]... [--bench yield|hop|spawn_exit]...
+                [--counter plugin|log]
 """
 
 import argparse
@@ -41,6 +49,12 @@ PEERS = ("erlang", "go", "tokio")
 # benchmark -> (beamcore's figure in bench/results.json, operations per round)
 BENCHES = {"yield": ("sched.yield", 2), "hop": ("sched.message_hop", 2), "spawn_exit": ("sched.spawn_exit", 1)}
 ROUNDS = (4_000, 14_000)
+# The counting emulator and its plugin (scripts/setup.sh --peers builds the emulator; build()
+# the plugin); Debian's `qemu-aarch64` (same QEMU version) for `--counter log`.
+QEMU_PLUGINS = BUILD / "qemu"
+QEMU_COUNTING = QEMU_PLUGINS / "bin/qemu-aarch64"
+PLUGIN_SOURCE = ROOT / "bench/peers/insn-count.c"
+PLUGIN = BUILD / "libinsn-count.so"
 QEMU = "qemu-aarch64"
 LOG_ITEMS = "in_asm,exec,nochain"
 # Erlang: one scheduler (and one of each dirty kind), no busy-waiting of idle schedulers (it
@@ -54,6 +68,8 @@ BLOCK = re.compile(rb"^IN:[^\n]*\n((?:0x[0-9a-f]+:[^\n]*\n)+)", re.M)
 EXEC = re.compile(rb"^Trace (\d+): 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/[0-9a-f]+/([0-9a-f]+)\]", re.M)
 # The low bits of cflags: a block translated to hold at most this many instructions (0: no limit).
 CF_COUNT_MASK = 0x1FF
+# The plugin's report, a line per guest thread (vCPU) at exit.
+PLUGIN_LINE = re.compile(r"^insn-count pid=(\d+) vcpu=(\d+) insns=(\d+)$")
 
 
 class Tally:
@@ -176,7 +192,52 @@ def ratios(results, peers=PEERS):
     return out
 
 
-def count(cmd, env=None):
+def plugin_counts(text, pid):
+    """vCPU -> instructions from insn-count's report `text`, the lines of process `pid` only (a
+    process that the program forked reports under its own pid, if it exits without exec)."""
+    counts = Counter()
+    for line in text.splitlines():
+        m = PLUGIN_LINE.match(line)
+        if m is None:
+            if line.strip():
+                raise ValueError(f"not an insn-count line: {line!r}")
+            continue
+        if int(m.group(1)) == pid:
+            counts[int(m.group(2))] += int(m.group(3))
+    return counts
+
+
+def count_plugin(cmd, env=None):
+    """Runs `cmd` under the counting qemu-aarch64 with insn-count loaded; returns a Tally-like
+    record (per_thread, insns)."""
+    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryFile() as err:
+        report = Path(tmp) / "counts"
+        qemu = [str(QEMU_COUNTING), "-plugin", f"{PLUGIN},out={report}", *cmd]
+        proc = subprocess.Popen(qemu, env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=err)
+        proc.wait()
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}: {stderr[-2000:]}")
+        per_thread = plugin_counts(report.read_text() if report.exists() else "", proc.pid)
+    if not per_thread:
+        raise RuntimeError(f"{' '.join(cmd)}: insn-count reported nothing for pid {proc.pid}")
+    return Counted(per_thread)
+
+
+class Counted:
+    """A run's count by the plugin: instructions per guest thread (QEMU's vCPU index)."""
+
+    def __init__(self, per_thread):
+        self.per_thread = per_thread
+
+    @property
+    def insns(self):
+        return sum(self.per_thread.values())
+
+
+def count_log(cmd, env=None):
     """Runs `cmd` under qemu-aarch64 with its execution log piped here, and tallies it."""
     read_end, write_end = os.pipe()
     qemu = [QEMU, "-d", LOG_ITEMS, "-D", f"/dev/fd/{write_end}", *cmd]
@@ -210,7 +271,7 @@ def count(cmd, env=None):
 
 def end_holders(pipe_inode):
     """Kills the processes other than this one that hold the pipe `pipe_inode` open: what a
-    program under count() forked and left behind."""
+    program under count_log() forked and left behind."""
     link = f"pipe:[{pipe_inode}]"
     for fd_dir in glob.glob("/proc/[0-9]*/fd"):
         pid = int(fd_dir.split("/")[2])
@@ -247,6 +308,10 @@ def build():
     tokio_env = {**os.environ, "CARGO_TARGET_DIR": str(BUILD / "tokio")}
     sh(["cargo", "build", "--release", "--locked"], cwd=ROOT / "bench/peers/tokio", env=tokio_env)
     tokio = BUILD / "tokio/aarch64-unknown-linux-gnu/release/peers-tokio"
+    # The counting plugin, against the plugin header of the QEMU that setup.sh built.
+    sh(["cc", "-shared", "-fPIC", "-O2", "-Wall", *subprocess.check_output(["pkg-config", "--cflags", "glib-2.0"],
+                                                                          text=True).split(),
+        "-I", QEMU_PLUGINS / "include", "-o", PLUGIN, PLUGIN_SOURCE])
 
     erts = erts_bin()
     erl_env = {**os.environ, "BINDIR": str(erts), "ROOTDIR": "/usr/lib/erlang", "EMU": "beam", "PROGNAME": "erl"}
@@ -273,12 +338,17 @@ def main():
     parser.add_argument("--rounds", default=",".join(map(str, ROUNDS)), help="N1,N2 (default %(default)s)")
     parser.add_argument("--only", choices=PEERS, action="append", help="count only this peer (repeatable)")
     parser.add_argument("--bench", choices=BENCHES, action="append", help="only this benchmark (repeatable)")
+    parser.add_argument("--counter", choices=("plugin", "log"), default="plugin",
+                        help="count with the insn-count plugin (default) or from QEMU's execution log")
     args = parser.parse_args()
     n1, n2 = (int(x) for x in args.rounds.split(","))
     peers = args.only or list(PEERS)
 
     subprocess.run([str(ROOT / "scripts/setup.sh"), "--peers"], check=True)
     commands = build()
+    count, shown_qemu = ((count_plugin, [str(QEMU_COUNTING.relative_to(ROOT)), "-plugin",
+                                         f"{PLUGIN.relative_to(ROOT)},out=<file>"])
+                         if args.counter == "plugin" else (count_log, [QEMU, "-d", LOG_ITEMS]))
     results_path = ROOT / "bench/results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
     for name, _ in BENCHES.values():
@@ -297,9 +367,8 @@ def main():
                 for n in (n1, n2):
                     t = time.monotonic()
                     tallies.append(count(command(bench, n), env))
-                    print(f"peers: {peer} {bench} {n} rounds: {tallies[-1].insns} instructions in "
-                          f"{tallies[-1].blocks} blocks, by thread {dict(tallies[-1].per_thread)} "
-                          f"({time.monotonic() - t:.0f}s)", flush=True)
+                    print(f"peers: {peer} {bench} {n} rounds: {tallies[-1].insns} instructions, by thread "
+                          f"{dict(sorted(tallies[-1].per_thread.items()))} ({time.monotonic() - t:.0f}s)", flush=True)
             except RuntimeError as error:
                 # A runtime that dies under the log would die in its other benchmarks too.
                 print(f"peers: {peer} could not be counted, skipping it: {error}", flush=True)
@@ -310,7 +379,7 @@ def main():
             value = round(per_operation(a[cpu], b[cpu], n1, n2, ops), 1)
             every = per_operation(sum(a.values()), sum(b.values()), n1, n2, ops)
             print(f"peers: {peer} {bench}: {value} on thread {cpu}, {every:.1f} on all threads", flush=True)
-            shown = " ".join([QEMU, "-d", LOG_ITEMS, *command(bench, f"{{{n1},{n2}}}")]).replace(str(ROOT) + "/", "")
+            shown = " ".join([*shown_qemu, *command(bench, f"{{{n1},{n2}}}")]).replace(str(ROOT) + "/", "")
             figures[f"peers.{peer}.{bench}"] = {"value": value, "unit": "instructions", "suite": "peers",
                                                 "command": shown}
             print(f"bench: peers.{peer}.{bench} {value} instructions", flush=True)

@@ -31,11 +31,87 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 # emulator); empty when QEMU is missing.
 qemu_version() { python3 "$(dirname "$0")/qemu.py" --version 2>/dev/null | head -1 || true; }
 
+# orig_sha256 VERSION FILE: FILE's SHA-256 in the source index's stanza of qemu VERSION (empty
+# when apt knows no such source). awk reads to the end: an early exit would be a SIGPIPE.
+orig_sha256() {
+    apt-cache showsrc qemu 2>/dev/null | awk -v v="$1" -v f="$2" '
+        /^Package:/ { ours = 0 }
+        $1 == "Version:" { ours = ($2 == v) }
+        /^[^ ]/ { sums = ($1 == "Checksums-Sha256:"); next }
+        ours && sums && $3 == f && !found { print $1; found = 1 }'
+}
+
+# build_counting_qemu DIR: qemu-aarch64 (linux-user only, TCG plugins on, every optional feature
+# off) from the Debian source package of the installed qemu-user, into DIR/bin, with the plugin
+# API's header in DIR/include. 9 to 15 minutes on two cores (ninja -j2; 15 when shared); the
+# source tree is then deleted (about 600 MB), the downloaded tarball kept beside DIR.
+build_counting_qemu() {
+    local dest=$1 work version upstream orig sums
+    work="$(dirname "$dest")/qemu-build"
+    version=$(dpkg-query -W -f='${source:Version}' qemu-user)
+    upstream=${version#*:}
+    upstream=${upstream%-*}
+    orig="qemu_${upstream}.orig.tar.xz"
+    say "building qemu-aarch64 ${upstream} with TCG plugins from Debian's source (once; 9 to 15 minutes on two cores)"
+    local deps=() dep
+    for dep in gcc make pkgconf libglib2.0-dev zlib1g-dev ninja-build flex bison python3-venv; do
+        dpkg -s "$dep" >/dev/null 2>&1 || deps+=("$dep")
+    done
+    if [ ${#deps[@]} -gt 0 ]; then
+        say "installing ${deps[*]} (to build QEMU)"
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${deps[@]}" >/dev/null
+    fi
+    # QEMU 10 wants meson >= 1.5 (bookworm has 1.0) and pycotap, both in bookworm-backports.
+    if ! /usr/bin/python3 -c 'import mesonbuild, pycotap' 2>/dev/null \
+        || dpkg --compare-versions "$(dpkg-query -W -f='${Version}' meson 2>/dev/null || echo 0)" lt 1.5; then
+        say "installing meson and python3-pycotap from bookworm-backports (to build QEMU)"
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq -t bookworm-backports meson python3-pycotap >/dev/null
+    fi
+    mkdir -p "$work"
+    if [ -z "$(orig_sha256 "$version" "$orig")" ]; then
+        say "adding Debian bookworm-backports' sources (deb-src, for QEMU's source)"
+        printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+            | $SUDO tee /etc/apt/sources.list.d/bookworm-backports-src.sources >/dev/null
+        $SUDO apt-get update -qq
+        [ -n "$(orig_sha256 "$version" "$orig")" ] || { say "apt knows no source of qemu $version"; exit 1; }
+    fi
+    if [ ! -f "$work/$orig" ]; then
+        # Only the upstream tarball is needed (Debian's patches are not applied): apt verifies
+        # it against the signed index even when the rest of the package is no longer served.
+        (cd "$work" && apt-get source --download-only "qemu=$version" >/dev/null 2>&1) || true
+        [ -f "$work/$orig" ] || { say "could not download $orig (apt-get source qemu=$version)"; exit 1; }
+    fi
+    sums=$(orig_sha256 "$version" "$orig")
+    if [ -z "$sums" ] || [ "$(sha256sum "$work/$orig" | cut -d' ' -f1)" != "$sums" ]; then
+        say "$orig does not match its SHA-256 in Debian's index"
+        exit 1
+    fi
+    rm -rf "$work/src"
+    mkdir "$work/src"
+    tar -C "$work/src" --strip-components=1 --no-same-owner -xf "$work/$orig"
+    (
+        cd "$work/src"
+        mkdir build
+        cd build
+        # Debian's python3 (it has meson and pycotap); blobs: the +ds tarball ships no firmware.
+        ../configure --python=/usr/bin/python3 --target-list=aarch64-linux-user --enable-plugins \
+            --without-default-features --disable-docs --disable-werror --disable-install-blobs >configure.log 2>&1 \
+            || { tail -20 configure.log; exit 1; }
+        nice ninja -j2 qemu-aarch64 >ninja.log 2>&1 || { tail -40 ninja.log; exit 1; }
+    )
+    mkdir -p "$dest/bin" "$dest/include"
+    cp "$work/src/build/qemu-aarch64" "$dest/bin/"
+    cp "$work/src/include/qemu/qemu-plugin.h" "$dest/include/"
+    rm -rf "${work:?}/src"
+}
+
 # `scripts/setup.sh --peers`, run by `make bench BENCH=peers` only (scripts/peers.py): QEMU's
 # user-mode emulator (qemu-user, from bookworm-backports like qemu-system-arm), Go (golang-go,
 # cross-compiles to arm64), Erlang/OTP for arm64 (erlang-base:arm64 through multiarch), the Rust
 # target aarch64-unknown-linux-gnu with Debian's cross gcc to link it, and qemu-aarch64 registered with binfmt_misc (flag F) so
 # that the Erlang VM can exec its AArch64 helper erl_child_setup (and erlc can run at all).
+# Then the emulator that counts: qemu-aarch64 with TCG plugins (Debian's is static and has none),
+# built once from Debian's source of that same qemu-user into target/peers/qemu (build_counting_qemu).
 if [ "${1:-}" = "--peers" ]; then
     need=()
     command -v qemu-aarch64 >/dev/null 2>&1 || need+=(qemu-user)
@@ -76,6 +152,11 @@ if [ "${1:-}" = "--peers" ]; then
         $SUDO sh -c "cat /usr/share/qemu/binfmt.d/qemu-aarch64.conf > $binfmt/register"
     fi
     grep -q '^flags:.*F' "$binfmt/qemu-aarch64" || { say "qemu-aarch64 is registered without flag F"; exit 1; }
+    counting="$(cd "$(dirname "$0")/.." && pwd)/target/peers/qemu"
+    if [ ! -x "$counting/bin/qemu-aarch64" ] || [ ! -f "$counting/include/qemu-plugin.h" ]; then
+        build_counting_qemu "$counting"
+    fi
+    say "counting with $("$counting/bin/qemu-aarch64" --version | head -1) (target/peers/qemu, TCG plugins)"
     say "ready: $(qemu-aarch64 --version | head -1); $(go version); erts $(basename "$(dirname "$(dirname "$(ls /usr/lib/erlang/erts-*/bin/beam.smp | tail -1)")")")"
     exit 0
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Host tests of scripts/peers.py's pure parts: tallying a QEMU `-d in_asm,exec,nochain` log
-(block lengths, executions, logs fed in arbitrary pieces), the difference between two runs and
-the ratio against the best peer. No QEMU, no peer runtime needed.
+"""Host tests of scripts/peers.py's pure parts: reading the insn-count plugin's report (per
+vCPU, the started process's lines only), tallying a QEMU `-d in_asm,exec,nochain` log (block
+lengths, executions, logs fed in arbitrary pieces), the difference between two runs and the
+ratio against the best peer. No QEMU, no peer runtime needed.
 
     python3 scripts/test_peers.py
 """
@@ -77,6 +78,29 @@ class TallyLog(unittest.TestCase):
         import io
         tally = peers.tally_stream(io.BytesIO(LOG.encode()), chunk=16)
         self.assertEqual(tally.insns, 21)
+
+
+class PluginReport(unittest.TestCase):
+    REPORT = ("insn-count pid=41 vcpu=0 insns=1000\n"
+              "insn-count pid=41 vcpu=2 insns=35\n"
+              "insn-count pid=77 vcpu=0 insns=999999\n"  # a fork of 41 that exited without exec
+              "insn-count pid=41 vcpu=2 insns=5\n")      # an index reused: adds up
+
+    def test_counts_per_vcpu_of_the_started_process_only(self):
+        self.assertEqual(dict(peers.plugin_counts(self.REPORT, 41)), {0: 1000, 2: 40})
+        self.assertEqual(dict(peers.plugin_counts(self.REPORT, 77)), {0: 999999})
+
+    def test_nothing_for_another_pid(self):
+        self.assertEqual(dict(peers.plugin_counts(self.REPORT, 5)), {})
+
+    def test_a_line_it_does_not_know_is_an_error(self):
+        with self.assertRaises(ValueError):
+            peers.plugin_counts("insn-count pid=1 vcpu=0 insns=12x\n", 1)
+        with self.assertRaises(ValueError):
+            peers.plugin_counts("CPU0: insns: 5\n", 1)
+
+    def test_counted_sums_threads(self):
+        self.assertEqual(peers.Counted(peers.plugin_counts(self.REPORT, 41)).insns, 1040)
 
 
 class Arithmetic(unittest.TestCase):

@@ -14,13 +14,13 @@
 //! qemu-test: expect-order=^  #1 0x[0-9a-f]{16} _54_backtrace_process_fault::process_faulting_outer\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} process_entry\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} context_process_start\+0x[0-9a-f]+$
-//! qemu-test: expect-order=^process <\d+\.\d+> on core \d+ ended: panic: deliberate process panic two calls deep at tests/54_backtrace_process_fault\.rs:\d+ \(\d+ heap bytes
+//! qemu-test: expect-order=^process <\d+\.\d+> on core \d+ ended: panic: deliberate process panic two calls deep at tests/54_backtrace_process_fault\.rs:\d+$
 //! qemu-test: expect-order=^backtrace:$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} core::panicking::panic_fmt\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} _54_backtrace_process_fault::process_panicking_inner\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} _54_backtrace_process_fault::process_panicking_outer\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} process_entry\+0x[0-9a-f]+$
-//! qemu-test: expect-order=^process <\d+\.\d+> on core \d+ ended: panic: deliberate panic in inlined code at tests/54_backtrace_process_fault\.rs:\d+ \(\d+ heap bytes
+//! qemu-test: expect-order=^process <\d+\.\d+> on core \d+ ended: panic: deliberate panic in inlined code at tests/54_backtrace_process_fault\.rs:\d+$
 //! qemu-test: expect-order=^backtrace:$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} core::panicking::panic_fmt\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} \S+\+0x[0-9a-f]+$

@@ -103,6 +103,14 @@ impl Stack {
         (self.limit..self.mapped_bottom).contains(&address)
     }
 
+    /// Lets the stack grow to the bottom of its reservation, less one guard page: a process
+    /// unwinding its stack runs the unwinder on it, which needs more room than most processes
+    /// ever use (`sched/unwind.rs`). Only pages actually touched get mapped, and [`free`]
+    /// unmaps them with the rest.
+    pub fn extend_for_unwinding(&mut self) {
+        self.limit = self.limit.min(self.reservation + PAGE_BYTES);
+    }
+
     /// Makes `address` usable: maps every page from the one holding it up to the mapped part.
     /// `kernel_code`: the process was running kernel code with IRQs masked, which may take the
     /// frame pool's last pages (`frames::allocate_for_stack`). IRQs masked, kernel stack (the

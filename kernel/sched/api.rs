@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use super::active;
 use super::balance::place;
 use super::current::current_slot;
-use super::dispatch::{exit_out, exit_requested, requested_exit, switch_out};
+use super::dispatch::{end_unwinding, exit_out, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
@@ -21,6 +21,7 @@ use super::settings::spawn_placement;
 use super::signals;
 use super::stats::{self, CoreStats};
 use super::table;
+use super::unwind::{self, exit_requested, requested_exit};
 use super::wake::{admit, make_runnable};
 use crate::arch::context;
 use crate::arch::cpu;
@@ -99,6 +100,9 @@ pub(super) fn spawn_related<F: FnOnce() + Send + 'static>(
         Err(on_heap) => local.entry.put(on_heap),
     }
     local.low_passes = 0;
+    local.unwinding = false;
+    local.ended_at_base = false;
+    local.exit_grace_turns = 0;
     // IRQs stay masked from `Runnable` until the process is queued: see `send`.
     let mut on_core = OnCore::enter();
     // SAFETY: the slot was free: its queue was closed (and emptied) by `finish`, or never
@@ -180,8 +184,10 @@ extern "C" fn process_entry(slot: u64) -> ! {
     let entry: *mut process::Entry = unsafe { &mut process.local().entry };
     cpu::irq_enable();
     // SAFETY: as above; the control block outlives the process.
-    unsafe { (*entry).run() };
-    exit(ExitReason::Normal)
+    let reason = unwind::run_catching(|| unsafe { (*entry).run() });
+    // SAFETY: the process runs here, on its own core; a flag is set, no reference kept.
+    unsafe { process.local().ended_at_base = true };
+    exit_out(OnCore::enter(), reason)
 }
 
 /// The pid of the calling process, or `None` outside a process.
@@ -208,8 +214,19 @@ pub fn self_placement() -> Option<(usize, Option<usize>)> {
 /// Ends the calling process's turn; it goes to the back of its run queue.
 pub fn yield_now() {
     let mut core = OnCore::enter();
-    if core.local().current.is_some() {
+    if let Some(slot) = core.local().current {
         switch_out(core, Pending::Requeue);
+        resumed(slot);
+    }
+}
+
+/// Back in the calling process after a switch: an exit that came while it was away (a kill, an
+/// untrapped exit signal) ran it once more just to end here, at a safe point, by unwinding
+/// (`unwind::ends_unrun`).
+#[inline(always)]
+fn resumed(slot: u32) {
+    if exit_requested(slot) {
+        exit_if_requested(OnCore::enter());
     }
 }
 
@@ -226,6 +243,10 @@ pub fn bump_reductions(reductions: u32) {
     process::slot(slot).reductions.store(total, Ordering::Relaxed);
     if local.reductions <= 0 {
         switch_out(core, Pending::Requeue);
+        resumed(slot);
+    } else if exit_requested(slot) {
+        // A safe point: a process that loops calling it is ended here by a kill, unwinding.
+        exit_if_requested(core);
     }
 }
 
@@ -247,9 +268,10 @@ pub fn send_value<T: Send + 'static>(pid: Pid, value: T) -> Result<(), SendError
     send(pid, Message::new(value))
 }
 
-/// Ends the calling process with `reason`; its monitors are told.
+/// Ends the calling process with `reason`; its links and monitors are told. Its stack is
+/// unwound first, as a panic's is: what it owns is dropped.
 pub fn exit(reason: ExitReason) -> ! {
-    exit_out(OnCore::enter(), reason)
+    end_unwinding(OnCore::enter(), reason)
 }
 
 /// Ends `pid` with reason `Killed`, which it cannot trap (Erlang's `exit(Pid, kill)`; its links
@@ -279,8 +301,12 @@ pub fn kill(pid: Pid) -> Result<(), SendError> {
 /// not trap), it ends here, with the pending reason. Nothing outside a process.
 pub(super) fn exit_if_requested(mut core: OnCore) {
     let Some(slot) = core.local().current else { return };
-    if exit_requested(slot) {
-        exit_out(core, requested_exit(slot))
+    // Already unwinding (a destructor's kernel call): the unwind goes on to the base, which ends
+    // the process.
+    // SAFETY: the running process on its own core, IRQs masked; a flag is read.
+    if exit_requested(slot) && !unsafe { process::slot(slot).local().unwinding } {
+        let reason = requested_exit(slot);
+        end_unwinding(core, reason)
     }
 }
 

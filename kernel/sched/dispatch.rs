@@ -20,6 +20,7 @@ use super::runqueue::{Accepted, InlinePush};
 use super::settings::{Telemetry, reductions_per_slice};
 use super::stats::{bump, record_wait};
 use super::trace::{self, Event};
+use super::unwind::{self, exit_requested, requested_exit};
 use crate::arch::context::{self, Context, Next};
 use crate::arch::cpu;
 use crate::mm::heap::TurnCount;
@@ -28,7 +29,7 @@ use crate::mm::heap::TurnCount;
 /// loop, then ends the turn of whichever process ran last (processes may have handed the core
 /// to each other meanwhile). Scheduler side.
 pub(super) fn run(core: &mut OnCore, slot: u32) {
-    if exit_requested(slot) {
+    if exit_requested(slot) && unwind::ends_unrun(slot) {
         finish(core, slot, requested_exit(slot));
         return;
     }
@@ -52,20 +53,6 @@ pub(super) fn run(core: &mut OnCore, slot: u32) {
 
 fn next_context(next: &Next) -> Context {
     next.saved_context().expect("a saved context unless preempted")
-}
-
-/// Whether an exit is waiting for the process in `slot` (a kill, or an exit signal it does not
-/// trap): it is ended instead of run.
-pub(super) fn exit_requested(slot: u32) -> bool {
-    // ORDERING: Relaxed: the flag carries no data; it is written under the slot lock (see
-    // `kill`), and the reason is read under that lock.
-    process::slot(slot).exit_requested.load(Ordering::Relaxed)
-}
-
-/// Why the process in `slot` must end (its flag `exit_requested` is set).
-#[cold]
-pub(super) fn requested_exit(slot: u32) -> ExitReason {
-    process::slot(slot).shared.lock_irqs_masked().exit_reason()
 }
 
 /// Makes the process in `slot` (owned by this core, in no queue) the running one and says how
@@ -140,6 +127,12 @@ pub(super) fn switch_out(mut core: OnCore, pending: Pending) {
     // when its loop switched to the first process of this run of turns; what
     // `next_turn_from_process` returns is a process this core owns.
     core.switch_away(|| unsafe { context::switch_from_process(process_context, scheduler_context) });
+}
+
+/// Ends the calling process with `reason`, unwinding its stack first where it can
+/// (`unwind::begin`), else where it stands.
+pub(super) fn end_unwinding(core: OnCore, reason: ExitReason) -> ! {
+    exit_out(unwind::begin(core, reason), reason)
 }
 
 /// Called by the running process to end itself with `reason`: as [`switch_out`] with
@@ -380,6 +373,10 @@ fn account_heap(heap_turn: &TurnCount, slot: u32, telemetry: Telemetry) {
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
 extern "C" fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
     loop {
+        if !unwind::ends_unrun(slot) {
+            let telemetry = attention::telemetry(&core);
+            return begin_turn(&mut core, slot, true, telemetry);
+        }
         let reason = requested_exit(slot);
         finish(&mut core, slot, reason);
         if attention::loop_needed(&mut core) {

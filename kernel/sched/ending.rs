@@ -44,7 +44,9 @@ pub(super) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     let local = unsafe { process.local() };
     local.entry.clear();
     local.preempted_frame = None;
-    if reason == ExitReason::Panic {
+    if !local.ended_at_base {
+        // Ended where it stood (a fault, a kill it reached no safe point for, a second end
+        // while unwinding): what it allocated and did not free is lost; counted.
         // ORDERING: Relaxed: a total for the report.
         HEAP_NOT_RECLAIMED.fetch_add(local.heap_net_bytes.max(0) as u64, Ordering::Relaxed);
     }
@@ -93,12 +95,12 @@ pub(super) fn is_program_main(pid: Pid) -> bool {
     PROGRAM_MAIN.load(Ordering::Relaxed) == pid_word(pid)
 }
 
-/// Heap bytes left allocated by processes that panicked (a panic does not unwind, so what they
-/// held is not freed): counted here and in the report instead of being lost without a trace.
+/// Heap bytes left allocated by processes that ended without unwinding (`unwind.rs` says when):
+/// counted here and in the report instead of being lost without a trace.
 static HEAP_NOT_RECLAIMED: AtomicU64 = AtomicU64::new(0);
 
-/// Heap bytes processes that panicked left allocated, in total; not known below
-/// `telemetry=full`, which keeps no process's heap balance.
+/// Heap bytes left allocated by processes that ended without unwinding, in total; not known
+/// below `telemetry=full`, which keeps no process's heap balance.
 pub fn heap_not_reclaimed_bytes() -> Result<u64, super::settings::NotCollected> {
     super::settings::telemetry().heap_accounting()?;
     // ORDERING: Relaxed: a total for the report.

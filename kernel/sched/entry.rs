@@ -46,6 +46,11 @@ impl Entry {
         self.call = Some(call_in_place::<F>);
     }
 
+    /// Whether the closure is still held: the process has not started.
+    pub fn is_pending(&self) -> bool {
+        self.call.is_some()
+    }
+
     /// Takes the closure and runs it.
     pub fn run(&mut self) {
         if let Some(call) = self.call.take() {

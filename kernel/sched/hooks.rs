@@ -4,9 +4,9 @@
 //! the interrupt and exception code; the panic handler calls the third.
 
 use core::ptr::NonNull;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::dispatch::exit_out;
+use super::dispatch::end_unwinding;
 use super::ending::is_program_main;
 use super::percore::{OnCore, Pending, scheduler};
 use super::process::{self, ExitReason, Pid};
@@ -111,6 +111,24 @@ pub(crate) fn on_tick(frame: &mut TrapFrame) {
     unsafe { context::end_turn_from_exception(frame, &local.context) };
 }
 
+/// Whether a process's crash (a panic, a fault) prints its report and backtrace.
+static CRASH_REPORTS: AtomicBool = AtomicBool::new(true);
+
+/// Turns the console reports of processes' crashes (a panic, a fault: the `ended:` line and its
+/// backtrace) on or off, for all processes, and returns the previous setting; on at boot. As
+/// Erlang's logger level for crash reports: a supervisor that restarts workers by the thousand
+/// turns them off. The crash itself is the same (the reason reaches links and monitors; the
+/// `faults` counter counts it), and the kernel's own panics always print.
+pub fn set_crash_reports(on: bool) -> bool {
+    // ORDERING: Relaxed: a setting read on its own.
+    CRASH_REPORTS.swap(on, Ordering::Relaxed)
+}
+
+fn crash_reports() -> bool {
+    // ORDERING: Relaxed, as in `set_crash_reports`.
+    CRASH_REPORTS.load(Ordering::Relaxed)
+}
+
 /// Ends the running process's turn from an exception, with `reason`.
 fn end_with(core: &mut OnCore, frame: &mut TrapFrame, reason: ExitReason) {
     bump(&core.scheduler().stats.faults);
@@ -177,15 +195,18 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
     };
     let pid = Pid { index: slot, generation: process.shared.lock().generation };
     let backtrace = Backtrace::of_exception(frame);
-    crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})\n{backtrace}", core.id(), frame.elr);
+    if crash_reports() {
+        crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})\n{backtrace}", core.id(), frame.elr);
+    }
     end_with(&mut core, frame, reason);
     true
 }
 
 /// A Rust panic (panic handler context). If it happened in a process's own code (on its stack,
-/// IRQs unmasked, so no kernel lock or per-core state is held), ends that process with
-/// `ExitReason::Panic` and never returns. Returns only when the panic is the kernel's own (or
-/// the program's main process's), which the caller treats as fatal.
+/// IRQs unmasked, so no kernel lock or per-core state is held), reports it and ends that process
+/// with `ExitReason::Panic`, unwinding its stack first (`unwind.rs`), and never returns. Returns
+/// only when the panic is the kernel's own (or the program's main process's), which the caller
+/// treats as fatal: the kernel never unwinds.
 ///
 /// The message is the program's: its `Display` may itself panic or run out of stack. It is
 /// formatted here first, on the process's stack with IRQs unmasked and no lock held, so either
@@ -203,36 +224,30 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
     let local = core.local();
     let Some(slot) = local.current else { return };
     let process = process::slot(slot);
-    // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a copy is read.
-    let earlier_turns = unsafe { process.local().heap_net_bytes };
-    let held = earlier_turns + core.scheduler().heap_turn.counted();
-    // Below `telemetry=full` no turn keeps the count: the report says so, not a number.
-    let held = HeapHeld(super::settings::telemetry().heap_accounting().map(|()| held.max(0)));
     // ORDERING: Relaxed: the running process's own generation, set before it ran.
     let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
     if is_program_main(pid) {
         // The program itself failed: that ends the run, as a kernel panic does.
         return;
     }
+    // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a flag is read.
+    let unwinding = unsafe { process.local().unwinding };
     // Every argument is the kernel's now: the report is formatted on the kernel stack.
-    crate::console::write_kernel_line(format_args!(
-        "process {pid} on core {id} ended: panic: {} ({held})\n{backtrace}",
-        message.as_str(),
-    ));
+    if !crash_reports() {
+    } else if unwinding {
+        // A destructor panicked during the unwind: no second unwind; what is left is counted.
+        crate::console::write_kernel_line(format_args!(
+            "process {pid} on core {id} ended: panic while unwinding: {} (what it still held is not \
+             reclaimed)\n{backtrace}",
+            message.as_str()
+        ));
+    } else {
+        crate::console::write_kernel_line(format_args!(
+            "process {pid} on core {id} ended: panic: {}\n{backtrace}",
+            message.as_str()
+        ));
+    }
     drop(message);
     bump(&core.scheduler().stats.faults);
-    exit_out(core, ExitReason::Panic)
-}
-
-/// What a panic's report says of the heap the process held: the bytes, or why they are not
-/// known (`telemetry=`). Formatted in place: the panic path allocates nothing for it.
-struct HeapHeld(Result<i64, super::settings::NotCollected>);
-
-impl core::fmt::Display for HeapHeld {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self.0 {
-            Ok(bytes) => write!(f, "{bytes} heap bytes it allocated are not reclaimed"),
-            Err(not) => write!(f, "heap bytes it allocated: {not}"),
-        }
-    }
+    end_unwinding(core, ExitReason::Panic)
 }

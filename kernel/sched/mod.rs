@@ -43,6 +43,7 @@ mod table;
 pub mod telemetry;
 mod timers;
 pub mod trace;
+mod unwind;
 mod wake;
 mod watchdog;
 
@@ -56,6 +57,7 @@ pub(crate) use current::current_stack;
 pub use dump::debug_dump;
 pub use ending::heap_not_reclaimed_bytes;
 pub(crate) use ending::set_program_main;
+pub use hooks::set_crash_reports;
 pub(crate) use hooks::{hold_current_on_core, on_panic, on_process_fault, on_tick, on_timers};
 pub use info::{ProcessInfo, Status, process_info, set_priority};
 pub use links::{link, send_exit, spawn_link, trap_exits, unlink};

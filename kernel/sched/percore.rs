@@ -212,6 +212,12 @@ pub(super) struct OnCore {
 }
 
 impl OnCore {
+    /// Whether IRQs were unmasked when this guard was entered (and will be once it is dropped):
+    /// the caller was a process's own code, not kernel work.
+    pub fn entered_unmasked(&self) -> bool {
+        self.irq.was_unmasked()
+    }
+
     /// Masks IRQs and takes the calling core's scheduler. For entry points only: an API call,
     /// the scheduler loop, an exception handler. Code they call takes `&mut OnCore`.
     #[inline(always)]

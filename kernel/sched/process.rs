@@ -107,9 +107,18 @@ pub(crate) struct ProcessLocal {
     pub reductions: i64,
     /// Times passed over under the low-priority rule.
     pub low_passes: u8,
-    /// Heap bytes allocated minus heap bytes freed while it ran (see `heap::counted`):
-    /// what a panic leaves behind, since a panic does not unwind.
+    /// Heap bytes allocated minus heap bytes freed while it ran (see `heap::counted`): what it
+    /// leaves behind if it ends without unwinding (a fault, a kill it never reached a safe
+    /// point for), counted then as not reclaimed.
     pub heap_net_bytes: i64,
+    /// Its stack is being unwound (`unwind.rs`): a second end on the way (a panic in a
+    /// destructor, a kill at a safe point a destructor reaches) ends it without unwinding.
+    pub unwinding: bool,
+    /// It came back to its base, by returning or by unwinding: what it owned was dropped.
+    pub ended_at_base: bool,
+    /// Turns it was given, preempted in its own code, since an exit came for it: past its
+    /// allowance it is ended without unwinding (`unwind::ends_unrun`).
+    pub exit_grace_turns: u8,
     /// The counter reading when it last entered a run queue of the core that holds it (the
     /// start of the wait the queue-wait histogram counts when it runs).
     pub queued_at: u64,
@@ -303,6 +312,9 @@ impl Process {
                 reductions: 0,
                 low_passes: 0,
                 heap_net_bytes: 0,
+                unwinding: false,
+                ended_at_base: false,
+                exit_grace_turns: 0,
                 queued_at: 0,
             }),
         }

@@ -162,8 +162,8 @@ pub enum ExitReason {
     /// for an orderly stop, not a crash.
     Shutdown,
     /// It panicked (a Rust `panic!`, a failed `expect`, an overflow check). The message is
-    /// printed on the console; what it had on the heap is not reclaimed (panics abort, there
-    /// is no unwinding) but counted: see `sched::heap_not_reclaimed_bytes`.
+    /// printed on the console and its stack is unwound, so what it owned is dropped
+    /// (docs/scheduler.md, "How a process ends").
     Panic,
     /// (In a monitor's `Down` or a link's exit signal) the process did not exist when the
     /// monitor or link was set.

@@ -7,11 +7,12 @@ use core::sync::atomic::{Ordering, fence};
 
 use beamcore_signal_queue::{Cancel, Mark, Wait};
 
-use super::dispatch::{exit_out, requested_exit, switch_out};
+use super::dispatch::{end_unwinding, switch_out};
 use super::percore::{OnCore, Pending};
 use super::process::{self, Message, Process};
 use super::stats::add;
 use super::timers;
+use super::unwind::{exit_requested, requested_exit};
 use crate::time;
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
@@ -153,6 +154,12 @@ fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, 
     if let Some(timer) = timer {
         timers::clear_wait_deadline(timer);
     }
+    // An exit that woke it (a kill, an untrapped exit signal) ends it here, a safe point, by
+    // unwinding; a second end while unwinding (a destructor that receives) goes on unwinding.
+    // SAFETY: the running process on its own core; a flag is read.
+    if exit_requested(slot) && !unsafe { process.local().unwinding } {
+        exit_requested_out(OnCore::enter(), slot);
+    }
     None
 }
 
@@ -266,8 +273,10 @@ fn take(core: &mut OnCore, process: &Process) -> Option<Message> {
     Some(core.local().node_cache.give(heap_turn, node))
 }
 
-/// Ends the calling process, whose `exit_requested` is set, with the pending reason.
+/// Ends the calling process, whose `exit_requested` is set, with the pending reason, unwinding
+/// its stack (a safe point: `unwind.rs`).
 #[cold]
 fn exit_requested_out(core: OnCore, slot: u32) -> ! {
-    exit_out(core, requested_exit(slot))
+    let reason = requested_exit(slot);
+    end_unwinding(core, reason)
 }

@@ -52,6 +52,13 @@ pub fn mmu_and_caches_on() -> bool {
 #[derive(Clone, Copy)]
 pub struct IrqState(u64);
 
+impl IrqState {
+    /// Whether IRQs were unmasked when it was saved: code that may be a process's own.
+    pub fn was_unmasked(self) -> bool {
+        self.0 & (1 << 7) == 0
+    }
+}
+
 /// Masks IRQs on this core and returns the previous mask state.
 ///
 /// Masking is where kernel work begins: what runs with IRQs masked may hold a lock or this
