@@ -44,20 +44,27 @@ pub(super) enum StealRound {
     Nothing,
 }
 
-/// What a thief sees of every online core.
-fn core_views(cores: usize) -> heapless::Vec<CoreView, MAX_CORES> {
-    (0..cores)
-        .map(|core| {
-            let queues = &scheduler(core).queues;
-            let by_priority = queues.runnable_by_priority();
-            CoreView {
-                load: CoreView::load_of(by_priority),
-                stealable: queues.stealable_total(),
-                runnable: by_priority.iter().sum(),
-                cluster: (smp::core(core).mpidr() >> 8) & 0xff,
-            }
-        })
-        .collect()
+/// What a thief sees of one core.
+fn core_view(core: usize) -> CoreView {
+    let queues = &scheduler(core).queues;
+    let by_priority = queues.runnable_by_priority();
+    CoreView {
+        load: CoreView::load_of(by_priority),
+        stealable: queues.stealable_total(),
+        runnable: by_priority.iter().sum(),
+        cluster: (smp::core(core).mpidr() >> 8) & 0xff,
+    }
+}
+
+/// What a thief sees of every online core, written into `views` (emptied first). Filled in
+/// place rather than returned: the vector holds room for `MAX_CORES` views (2 KiB), and a
+/// returned one was copied whole on every steal round, whatever the number of cores.
+fn core_views(views: &mut heapless::Vec<CoreView, MAX_CORES>, cores: usize) {
+    views.clear();
+    for core in 0..cores {
+        // `cores` is at most MAX_CORES (cores online), the vector's capacity.
+        let _ = views.push(core_view(core));
+    }
 }
 
 /// Moves a process just taken from `victim`'s stealable queue to core `to`.
@@ -85,7 +92,8 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
     let (config, _) = *balance();
     let strategy = strategy();
     let stats = core.scheduler().stats;
-    let views = core_views(cores);
+    let mut views = heapless::Vec::new();
+    core_views(&mut views, cores);
     let mut victims = {
         let local = core.local();
         VictimPicker::pick(strategy.effective(&local.adaptive), thief, &views, &mut local.rng, config.retries as usize)
@@ -105,7 +113,7 @@ pub(super) fn try_steal(core: &mut OnCore) -> StealRound {
         // ORDERING: Relaxed: a statistic.
         stats.steal_attempts.fetch_add(1, Ordering::Relaxed);
         // Fresh numbers for the chosen victim: the snapshot may be a backoff old.
-        let view = core_views(cores)[victim];
+        let view = core_view(victim);
         let thief_load = views[thief].load;
         let last_steal = core.local().last_steal[victim];
         let outcome = check_victim(&config, thief_load, &view, started, last_steal);
@@ -216,7 +224,8 @@ pub(super) fn rebalance(core: &mut OnCore) {
         return;
     }
     core.local().last_rebalance = now;
-    let views = core_views(cores);
+    let mut views = heapless::Vec::new();
+    core_views(&mut views, cores);
     // Only cores that schedule: an offline core is neither robbed nor given work (a push that
     // races its leave is caught by its closed inbox and goes on, see `wake::deliver`).
     let Some(RebalancePlan { from: busiest, to: idlest, batch }) =
@@ -261,7 +270,8 @@ pub(super) fn steal_would_succeed(core: &mut OnCore) -> bool {
         return false;
     }
     let (config, _) = *balance();
-    let views = core_views(cores);
+    let mut views = heapless::Vec::new();
+    core_views(&mut views, cores);
     let now = cpu::counter();
     let last_steal = &core.local().last_steal;
     (0..cores)

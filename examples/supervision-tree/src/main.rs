@@ -93,8 +93,8 @@ fn run() -> Result<String, String> {
         CRASHES.faults(),
         DEVICE.refused(),
         match sched::heap_not_reclaimed_bytes() {
-            Ok(bytes) => format!("{bytes} heap bytes left by the panics"),
-            Err(not) => format!("heap bytes left by the panics: {not}"),
+            Ok(bytes) => format!("{bytes} heap bytes left by the faults (panics unwind)"),
+            Err(not) => format!("heap bytes left by the faults: {not}"),
         },
     ))
 }
