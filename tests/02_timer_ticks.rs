@@ -22,7 +22,16 @@ fn count_ticks(core: usize) {
     // Start on a tick boundary so the elapsed time covers TICKS whole periods.
     let first = me.ticks();
     smp::wait_until(|| me.ticks() > first);
-    let (start, started_at) = (me.ticks(), time::now_count());
+    // The tick count and the time read as a pair: a tick between the two reads (the vCPU
+    // paused by the host, say) would date the start after a tick that is not counted, and
+    // make 20 honest ticks look early.
+    let (start, started_at) = loop {
+        let start = me.ticks();
+        let at = time::now_count();
+        if me.ticks() == start {
+            break (start, at);
+        }
+    };
     smp::wait_until(|| me.ticks() >= start + TICKS);
     COUNTED[core].store(me.ticks() - start, Ordering::Relaxed);
     ELAPSED[core].store(time::now_count() - started_at, Ordering::Relaxed);

@@ -17,6 +17,7 @@
 //! process ends", has the table of which end is which.
 
 use alloc::boxed::Box;
+use core::alloc::Layout;
 use core::ffi::c_void;
 use core::sync::atomic::Ordering;
 
@@ -59,8 +60,8 @@ pub(super) fn run_at_base(entry: *mut process::Entry) {
 /// destructors run. Returns (a guard again) only when it cannot unwind, and the caller then
 /// ends it where it stands, what it holds counted as a fault's is: when it is unwinding already
 /// (a panic in a destructor, or a kill seen at a safe point inside one), when the caller had
-/// IRQs masked (kernel work on the process's behalf: the destructors would run there), or if
-/// the unwinder fails.
+/// IRQs masked (kernel work on the process's behalf: the destructors would run there), when
+/// the heap has no room for the unwind's exception object, or if the unwinder fails.
 pub(super) fn begin(mut core: OnCore, reason: ExitReason, end: EndProcess) -> OnCore {
     let slot = core.local().current.expect("a process unwinds only its own stack");
     let process = process::slot(slot);
@@ -76,6 +77,18 @@ pub(super) fn begin(mut core: OnCore, reason: ExitReason, end: EndProcess) -> On
     if again || !core.entered_unmasked() {
         return core;
     }
+    // The exception object: on the heap, not on this frame, because the cleanups run on the
+    // frames above this one and would overwrite it. Allocated with IRQs masked still, so it is
+    // the process's (the heap count of its turn), and freed at its base in the same way. The
+    // allocation may fail (a process killed because the heap ran out, say): then the process
+    // cannot unwind and ends where it stands, its heap counted, rather than stopping the
+    // machine on an allocation error.
+    let layout = Layout::new::<Ending>();
+    // SAFETY: `Ending` is not zero-sized.
+    let ending = unsafe { alloc::alloc::alloc(layout) }.cast::<Ending>();
+    if ending.is_null() {
+        return core;
+    }
     // SAFETY: as above; the running process's own stack bounds, IRQs masked.
     if let Some(stack) = unsafe { process.local().stack.as_mut() } {
         stack.extend_for_unwinding();
@@ -84,10 +97,9 @@ pub(super) fn begin(mut core: OnCore, reason: ExitReason, end: EndProcess) -> On
     // unwinder's private words zero, as it expects of a fresh exception).
     let mut header: UnwindException = unsafe { core::mem::zeroed() };
     header.exception_class = ENDING_CLASS;
-    // On the heap, not on this frame: the cleanups run on the frames above this one and would
-    // overwrite it. Allocated with IRQs masked still, so it is the process's (the heap count of
-    // its turn), and freed at its base in the same way.
-    let ending = Box::into_raw(Box::new(Ending { header, reason, end }));
+    // SAFETY: `ending` is fresh memory with `Ending`'s layout; `Box::from_raw` (with the same
+    // global allocator and layout) frees it.
+    unsafe { ending.write(Ending { header, reason, end }) };
     drop(core);
     // SAFETY: `ending` is a live exception object whose header comes first (`repr(C)`); the
     // stop function is `stop_at_base` with no argument.
@@ -100,7 +112,8 @@ pub(super) fn begin(mut core: OnCore, reason: ExitReason, end: EndProcess) -> On
         code.0
     );
     let core = OnCore::enter();
-    // SAFETY: `ending` came from `Box::into_raw` above and the unwinder is done with it.
+    // SAFETY: `ending` is the allocation above, written with an `Ending`; the unwinder is done
+    // with it.
     drop(unsafe { Box::from_raw(ending) });
     core
 }
