@@ -183,6 +183,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     ) {
         panic!("scheduler: {error}");
     }
+    sched::init_telemetry(config.telemetry);
     sched::init_core_scheduler();
     if let Err(error) = smp::bring_core_online(0) {
         panic!("boot core: {error}");

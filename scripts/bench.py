@@ -32,6 +32,10 @@ QEMU_SUITES = {
     "deque": ("bench-deque", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "sched.traced": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 trace=on"),
+    # The same kernel without the per-turn accounting a user may turn off (bootarg telemetry=):
+    # figures sched.*.counters and sched.*.off, beside sched.* (telemetry=full, the default).
+    "sched.counters": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 telemetry=counters"),
+    "sched.off": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000 telemetry=off"),
     "sched.no_frame_pointers": ("bench-sched", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "signals": ("bench-signals", ICOUNT_ONE_CORE, "slice_us=1000000"),
     "receive": ("bench-receive", ICOUNT_ONE_CORE, "slice_us=1000000"),

@@ -21,7 +21,7 @@ in address order, with its count per operation and its disassembly (llvm-objdump
 symbol: the place to read when a figure must come down.
 
 Usage: profile.py [--elf target/aarch64-unknown-none/release/bench-sched] [--top 14]
-                  [--out bench/sched-profile.md] [--listing DIR]
+                  [--out bench/sched-profile.md] [--listing DIR] [--bootargs telemetry=off]
 """
 
 import argparse
@@ -264,6 +264,8 @@ def main():
     parser.add_argument("--top", type=int, default=14)
     parser.add_argument("--out", default=str(ROOT / "bench/sched-profile.md"))
     parser.add_argument("--listing", help="directory for an annotated disassembly per benchmark")
+    parser.add_argument("--bootargs", default="", help="words added to the bench's command line "
+                        "(telemetry=off: where a reduced level's instructions go)")
     args = parser.parse_args()
     elf = ksyms.Elf(Path(args.elf).read_bytes())
     symbols, _, _ = ksyms.code_symbols(elf)
@@ -279,7 +281,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         fifo = os.path.join(tmp, "exec.log")
         os.mkfifo(fifo)
-        cmd = qemu.command(args.elf, **QEMU_MACHINE, exec_log=fifo, append=BOOTARGS)
+        cmd = qemu.command(args.elf, **QEMU_MACHINE, exec_log=fifo, append=f"{BOOTARGS} {args.bootargs}".strip())
         console = []
         emulator = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 text=True)
@@ -309,7 +311,7 @@ def main():
     if status != 0:
         sys.exit(f"profile: QEMU exited with {status}:\n{output[-2000:]}")
     rounds = int(re.search(r"rounds=(\d+)", output).group(1))
-    bench = dict(re.findall(r"bench: sched\.(\w+) (\d+) insns", output))
+    bench = dict(re.findall(r"bench: sched\.(\w+)(?:\.\w+)? (\d+) insns", output))
     lines = ["# Where the scheduler's instructions go (`make profile`)", "",
              "Written by `scripts/profile.py`: the `bench-sched` kernel of `make bench BENCH=sched` (one "
              "Cortex-A72 core, `-icount shift=0,sleep=off`), every executed instruction counted by QEMU "

@@ -35,7 +35,10 @@ def console(cmd):
     workload (balance, queues, grain, hold)."""
     kernel = Path(cmd[cmd.index("-kernel") + 1]).name
     if kernel.startswith("bench-"):
-        name, traced = kernel[len("bench-"):], ".traced" if "trace=on" in cmd[-1] else ""
+        # As apps/bench/sched.rs names its figures: by trace=on, else by the telemetry= level.
+        name, words = kernel[len("bench-"):], cmd[-1].split()
+        traced = ".traced" if "trace=on" in words else next(
+            (f".{w.split('=')[1]}" for w in words if w in ("telemetry=counters", "telemetry=off")), "")
         extra = "bench: sched.bytes_per_process 512 bytes\n" if name == "sched" and not traced else ""
         return f"bench: config cores=1 rounds=10\nbench: {name}.op{traced} 120 insns\nbench: {name}.note n/a x\n{extra}"
     smp = int(cmd[cmd.index("-smp") + 1]) if "-smp" in cmd else 1
@@ -127,6 +130,19 @@ class SuiteDispatch(unittest.TestCase):
         status, _ = self.bench_main("--bench", "sched.op")
         self.assertEqual(status, 0)
         self.assertEqual(sorted(json.loads(self.results.read_text())), ["sched.op"])
+
+    def test_sched_reports_every_telemetry_level(self):
+        # BENCH=sched runs the default and both reduced levels, each its own figures.
+        self.assertEqual(bench.QEMU_SUITES["sched.counters"][2], "slice_us=1000000 telemetry=counters")
+        self.assertEqual(bench.QEMU_SUITES["sched.off"][2], "slice_us=1000000 telemetry=off")
+        self.assertTrue({"sched", "sched.counters", "sched.off"} <= set(bench.selected("sched")))
+        status, out = self.bench_main("--bench", "sched")
+        self.assertEqual(status, 0, out)
+        figures = json.loads(self.results.read_text())
+        for name, suite in (("sched.op", "sched"), ("sched.op.counters", "sched.counters"),
+                            ("sched.op.off", "sched.off")):
+            self.assertEqual(figures[name]["suite"], suite, name)
+        self.assertIn("telemetry=off", figures["sched.op.off"]["command"])
 
     def test_no_matching_suite_names_them_all(self):
         with self.assertRaises(SystemExit) as exit_:

@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     ensure!(faulty.is_ok() && overflowing.is_ok() && undefined.is_ok() && panicking.is_ok(), "spawn");
     let (faulty, overflowing) = (faulty.unwrap(), overflowing.unwrap());
     let (undefined, panicking) = (undefined.unwrap(), panicking.unwrap());
-    let not_reclaimed_before = sched::heap_not_reclaimed_bytes();
+    let not_reclaimed_before = sched::heap_not_reclaimed_bytes().expect("telemetry=full keeps heap balances");
     for pid in [faulty, overflowing, undefined, panicking] {
         ensure!(sched::monitor(pid).is_ok(), "monitor {pid}");
         ensure!(sched::send(pid, Message::Word(0)).is_ok(), "go {pid}");
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
     for pid in [faulty, overflowing, undefined, panicking] {
         ensure!(!sched::is_alive(pid), "{pid} still alive");
     }
-    let not_reclaimed = sched::heap_not_reclaimed_bytes() - not_reclaimed_before;
+    let not_reclaimed = sched::heap_not_reclaimed_bytes().expect("telemetry=full") - not_reclaimed_before;
     // The fault's 4 KiB (and what its process's first turns allocated) only: the panic's was
     // unwound and freed.
     ensure!(

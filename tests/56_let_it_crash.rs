@@ -120,6 +120,11 @@ fn one_life(death: Death, n: u64, me: Pid) -> Result<ExitReason, &'static str> {
     }
 }
 
+/// The kernel's count of heap bytes not reclaimed (this test runs at `telemetry=full`).
+fn not_reclaimed() -> u64 {
+    sched::heap_not_reclaimed_bytes().expect("telemetry=full keeps heap balances")
+}
+
 fn restarts(death: Death, me: Pid) -> Result<(), &'static str> {
     let expected = if death == Death::Panic { ExitReason::Panic } else { ExitReason::Killed };
     // One life first: the first makes what every later one reuses (the worker's slot and its
@@ -129,7 +134,7 @@ fn restarts(death: Death, me: Pid) -> Result<(), &'static str> {
     }
     let baseline = sched::process_count();
     let memory = sched::memory_in_use();
-    let lost = sched::heap_not_reclaimed_bytes();
+    let lost = not_reclaimed();
     for n in 0..RESTARTS {
         if one_life(death, n, me)? != expected {
             return Err("a worker ended with another reason");
@@ -139,12 +144,12 @@ fn restarts(death: Death, me: Pid) -> Result<(), &'static str> {
     println!(
         "{death:?}: {RESTARTS} restarts, memory in use {memory} bytes before, {now} after; {} bytes more counted as \
          not reclaimed",
-        sched::heap_not_reclaimed_bytes() - lost
+        not_reclaimed() - lost
     );
     if now.abs_diff(memory) >= PAGE_BYTES {
         return Err("memory in use is not back to the page");
     }
-    if sched::heap_not_reclaimed_bytes() != lost {
+    if not_reclaimed() != lost {
         return Err("heap counted as not reclaimed after unwound ends");
     }
     if sched::process_count() != baseline {
@@ -156,7 +161,7 @@ fn restarts(death: Death, me: Pid) -> Result<(), &'static str> {
 /// A worker killed while it spins with no kernel call: it never reaches a safe point, so after
 /// its slice of grace it is ended where it stands, and what it holds is counted.
 fn spinning_worker_killed(me: Pid) -> Result<u64, &'static str> {
-    let lost = sched::heap_not_reclaimed_bytes();
+    let lost = not_reclaimed();
     let options = SpawnOptions::default().on_core(smp::cores_online() - 1);
     let (pid, reference) = sched::spawn_monitor(options, move || {
         let held = hold();
@@ -176,7 +181,7 @@ fn spinning_worker_killed(me: Pid) -> Result<u64, &'static str> {
         Some(Message::Down { reference: r, reason: ExitReason::Killed, .. }) if r == reference => {}
         _ => return Err("no Down Killed for the spinner"),
     }
-    let counted = sched::heap_not_reclaimed_bytes() - lost;
+    let counted = not_reclaimed() - lost;
     if counted < 4096 {
         return Err("the spinner's 4 KiB was not counted as not reclaimed");
     }

@@ -28,8 +28,6 @@
 #![no_std]
 #![no_main]
 
-use core::sync::atomic::Ordering;
-
 use beamcore::arch::cpu;
 use beamcore::sched::queue_wait::{WAIT_BUCKETS, bucket_of_us, bucket_range_us, mean_us};
 use beamcore::sched::{self, Message, Priority, SpawnOptions};
@@ -57,7 +55,8 @@ fn busy_for(us: u64) {
 /// Core `core`'s histogram and summed wait, as they read now.
 fn waits(core: usize) -> ([u64; WAIT_BUCKETS], u64) {
     let stats = sched::core_stats(core);
-    (stats.wait_histogram(), stats.wait_counts.load(Ordering::Relaxed))
+    // The default, telemetry=full, collects them: an error here is a failure.
+    (stats.wait_histogram().expect("queue wait collected"), stats.wait_counts().expect("queue wait collected"))
 }
 
 fn main() -> ExitCode {

@@ -28,9 +28,20 @@ fn instructions(counts: u64, operations: u64) -> f64 {
 }
 
 fn report(name: &str, counts: u64, operations: u64) {
-    // With `trace=on` the same figures measure the cost of recording scheduling events.
-    let suffix = if beamcore::boot_config().trace { ".traced" } else { "" };
-    println!("bench: sched.{name}{suffix} {:.0} insns", instructions(counts, operations));
+    println!("bench: sched.{name}{} {:.0} insns", suffix(), instructions(counts, operations));
+}
+
+/// What the figures' names say of the boot: with `trace=on` they measure the cost of recording
+/// scheduling events (`.traced`); with `telemetry=counters` or `off`, what a turn saves without
+/// the accounting that level leaves out (`.counters`, `.off`).
+fn suffix() -> &'static str {
+    let config = beamcore::boot_config();
+    match (config.trace, config.telemetry) {
+        (true, _) => ".traced",
+        (false, sched::Telemetry::Full) => "",
+        (false, sched::Telemetry::Counters) => ".counters",
+        (false, sched::Telemetry::Off) => ".off",
+    }
 }
 
 fn bench_yield(me: sched::Pid) -> u64 {
@@ -168,7 +179,9 @@ profile_marks!(
 fn main() -> ExitCode {
     let me = sched::self_pid().expect("main is a process");
     println!("bench: config cores=1 rounds={ROUNDS} counter_hz={}", cpu::counter_frequency());
-    println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
+    if suffix().is_empty() {
+        println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
+    }
     profile_begin_yield();
     let yield_counts = bench_yield(me);
     profile_end();
@@ -185,7 +198,7 @@ fn main() -> ExitCode {
     let link_counts = bench_link_exit();
     profile_end();
     report("link_exit", link_counts, ROUNDS);
-    if !beamcore::boot_config().trace {
+    if suffix().is_empty() {
         println!("bench: sched.bytes_per_process {} bytes", bench_bytes_per_process());
     }
     ExitCode::Success

@@ -8,7 +8,8 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::active;
 use super::balance::place;
-use super::dispatch::{current_slot, end_unwinding, exit_out, exit_requested, requested_exit, switch_out};
+use super::current::current_slot;
+use super::dispatch::{end_unwinding, exit_out, switch_out};
 use super::mailbox;
 use super::percore::{OnCore, Pending, scheduler};
 use super::placement::SpawnPlacement;
@@ -20,7 +21,7 @@ use super::settings::spawn_placement;
 use super::signals;
 use super::stats::{self, CoreStats};
 use super::table;
-use super::unwind;
+use super::unwind::{self, exit_requested, requested_exit};
 use super::wake::{admit, make_runnable};
 use crate::arch::context;
 use crate::arch::cpu;

@@ -11,7 +11,7 @@
 use core::sync::atomic::Ordering;
 
 use super::percore::{OnCore, scheduler};
-use super::settings::rebalance_period_counts;
+use super::settings::{Telemetry, rebalance_period_counts};
 use crate::arch::cpu;
 
 /// Jobs are queued for the core (`smp::run_on`).
@@ -28,6 +28,38 @@ pub(super) const LEAVE: u32 = 1 << 4;
 /// Not work for the loop; it keeps the hand-off off its fast path, which records no events, so
 /// that path tests one word instead of two (`dispatch::next_turn_from_process`).
 pub(super) const TRACING: u32 = 1 << 5;
+/// `telemetry=counters` or `telemetry=off`: set on every core at start-up and never cleared, as
+/// `TRACING`. Not work for the loop either: in the word so that the default, `telemetry=full`,
+/// costs the hand-off nothing (its one test of the word, zero, is the one it already made),
+/// and the other two levels one compare of the word already loaded
+/// (`dispatch::next_turn_from_process`).
+pub(super) const TELEMETRY_COUNTERS: u32 = 1 << 6;
+pub(super) const TELEMETRY_OFF: u32 = 1 << 7;
+/// The bits that say how the core is set up, not what the loop must do.
+const NOT_WORK: u32 = TRACING | TELEMETRY_COUNTERS | TELEMETRY_OFF;
+
+/// The bit a core sets at start-up for `telemetry` (none for `Full`).
+pub(super) const fn telemetry_bit(telemetry: Telemetry) -> u32 {
+    match telemetry {
+        Telemetry::Full => 0,
+        Telemetry::Counters => TELEMETRY_COUNTERS,
+        Telemetry::Off => TELEMETRY_OFF,
+    }
+}
+
+/// This core's telemetry level, for the paths that did not choose theirs by the word already.
+#[inline(always)]
+pub(super) fn telemetry(core: &OnCore) -> Telemetry {
+    // ORDERING: Relaxed: the owner's own bits, set before it scheduled.
+    let bits = core.scheduler().attention.load(Ordering::Relaxed);
+    if bits & TELEMETRY_COUNTERS != 0 {
+        Telemetry::Counters
+    } else if bits & TELEMETRY_OFF != 0 {
+        Telemetry::Off
+    } else {
+        Telemetry::Full
+    }
+}
 
 /// Tells `core` a job was queued for it (registered with `smp` at boot).
 pub(crate) fn job_queued(core: usize) {
@@ -88,7 +120,7 @@ pub(super) fn loop_needed(core: &mut OnCore) -> bool {
     // ORDERING: Relaxed: a bit set on another core is seen a little later at worst; until then
     // this core runs its processes as it would have anyway, and the loop sees the work on its
     // next round (every block with nothing to run, every tick that ends a slice).
-    let bits = core.scheduler().attention.load(Ordering::Relaxed) & !TRACING;
+    let bits = core.scheduler().attention.load(Ordering::Relaxed) & !NOT_WORK;
     if bits == 0 {
         return false;
     }

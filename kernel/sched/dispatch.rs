@@ -14,13 +14,13 @@ use core::sync::atomic::Ordering;
 
 use super::attention;
 use super::ending::finish;
-use super::percore::{OnCore, Pending, this_scheduler_checked};
+use super::percore::{OnCore, Pending};
 use super::process::{self, ExitReason};
 use super::runqueue::{Accepted, InlinePush};
-use super::settings::reductions_per_slice;
+use super::settings::{Telemetry, reductions_per_slice};
 use super::stats::{bump, record_wait};
 use super::trace::{self, Event};
-use super::unwind;
+use super::unwind::{self, exit_requested, requested_exit};
 use crate::arch::context::{self, Context, Next};
 use crate::arch::cpu;
 use crate::mm::heap::TurnCount;
@@ -33,7 +33,8 @@ pub(super) fn run(core: &mut OnCore, slot: u32) {
         finish(core, slot, requested_exit(slot));
         return;
     }
-    let next = begin_turn(core, slot, true);
+    let telemetry = attention::telemetry(core);
+    let next = begin_turn(core, slot, true, telemetry);
     let scheduler_context: *mut Context = &mut core.local().context;
     core.lend(|| match next.preempted_frame() {
         // SAFETY: scheduler side, IRQs masked, the frame lies on the process's live stack.
@@ -54,24 +55,11 @@ fn next_context(next: &Next) -> Context {
     next.saved_context().expect("a saved context unless preempted")
 }
 
-/// Whether an exit is waiting for the process in `slot` (a kill, or an exit signal it does not
-/// trap): it is ended instead of run, or runs once more to unwind (`unwind::ends_unrun`).
-pub(super) fn exit_requested(slot: u32) -> bool {
-    // ORDERING: Relaxed: the flag carries no data; it is written under the slot lock (see
-    // `kill`), and the reason is read under that lock.
-    process::slot(slot).exit_requested.load(Ordering::Relaxed)
-}
-
-/// Why the process in `slot` must end (its flag `exit_requested` is set).
-#[cold]
-pub(super) fn requested_exit(slot: u32) -> ExitReason {
-    process::slot(slot).shared.lock_irqs_masked().exit_reason()
-}
-
 /// Makes the process in `slot` (owned by this core, in no queue) the running one and says how
 /// to resume it. `may_trace` false: the caller found tracing off (no trace call to inline).
+/// `telemetry` is a constant where the caller chose its copy by the level (the hand-off).
 #[inline(always)]
-fn begin_turn(core: &mut OnCore, slot: u32, may_trace: bool) -> Next {
+fn begin_turn(core: &mut OnCore, slot: u32, may_trace: bool, telemetry: Telemetry) -> Next {
     // SAFETY: the process is out of every queue: this core owns it.
     let process_local = unsafe { process::slot(slot).local() };
     process_local.reductions = reductions_per_slice();
@@ -81,12 +69,16 @@ fn begin_turn(core: &mut OnCore, slot: u32, may_trace: bool) -> Next {
         trace::process_event(Event::Run, core.id(), slot, 0);
     }
     let now = cpu::counter();
-    record_wait(stats, now.wrapping_sub(process_local.queued_at));
+    if telemetry == Telemetry::Full {
+        record_wait(stats, now.wrapping_sub(process_local.queued_at));
+    }
     let local = core.local();
     local.current = Some(slot);
     local.pending = Pending::Nothing;
     local.slice_started = now;
-    core.scheduler().heap_turn.start();
+    if telemetry == Telemetry::Full {
+        core.scheduler().heap_turn.start();
+    }
     match process_local.preempted_frame.take() {
         Some(frame) => Next::preempted(frame.as_ptr()),
         None => Next::saved(&process_local.context),
@@ -98,7 +90,7 @@ fn begin_turn(core: &mut OnCore, slot: u32, may_trace: bool) -> Next {
 fn end_turn(core: &mut OnCore, slot: u32, pending: Pending) {
     let id = core.id();
     let heap_turn = core.scheduler().heap_turn;
-    account_heap(heap_turn, slot);
+    account_heap(heap_turn, slot, attention::telemetry(core));
     match pending {
         Pending::Requeue => {
             trace::process_event(Event::Yield, id, slot, 0);
@@ -174,12 +166,39 @@ pub(super) fn exit_out(mut core: OnCore, reason: ExitReason) -> ! {
 /// Worth 12 instructions per yield and 13 per message hop when it came (docs/scheduler.md, "Cost").
 #[unsafe(no_mangle)]
 extern "C" fn next_turn_from_process() -> Next {
-    let mut core = OnCore::enter();
-    // Any bit set, `attention::TRACING` included (tracing is only ever on where it is set), takes
-    // the general path. ORDERING: Relaxed, as in `attention::loop_needed`.
-    if core.scheduler().attention.load(Ordering::Relaxed) != 0 {
-        return next_turn_general(core);
+    let core = OnCore::enter();
+    // ORDERING: Relaxed, as in `attention::loop_needed`.
+    let bits = core.scheduler().attention.load(Ordering::Relaxed);
+    // What telemetry costs here: nothing for the default, `telemetry=full`, which sets no bit:
+    // its hand-off is behind the one test of the word this path always made. The other levels
+    // set a bit each (never cleared) and take the tail call any set bit takes, which compares the
+    // word already loaded with each. Each level has its own copy of the hand-off (`hand_off`
+    // inlined with a constant): what it leaves out is gone at compile time, not tested per turn.
+    // (Compared here, the compiler tested them before the default's hand-off: 4 instructions.)
+    if bits != 0 {
+        return next_turn_flagged(core, bits);
     }
+    hand_off(core, Telemetry::Full)
+}
+
+/// `next_turn_from_process` when the attention word is not zero: the hand-off of
+/// `telemetry=counters` or `off` when that is the only bit set, else the general path.
+#[inline(never)]
+#[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
+extern "C" fn next_turn_flagged(core: OnCore, bits: u32) -> Next {
+    if bits == attention::TELEMETRY_COUNTERS {
+        return hand_off(core, Telemetry::Counters);
+    }
+    if bits == attention::TELEMETRY_OFF {
+        return hand_off(core, Telemetry::Off);
+    }
+    next_turn_general(core)
+}
+
+/// The hand-off of `next_turn_from_process` for one telemetry level (a constant wherever it is
+/// called, so each copy keeps only its level's accounting).
+#[inline(always)]
+fn hand_off(mut core: OnCore, telemetry: Telemetry) -> Next {
     let shared = &core.scheduler().queues;
     let heap_turn = core.scheduler().heap_turn;
     let local = core.local();
@@ -188,8 +207,8 @@ extern "C" fn next_turn_from_process() -> Next {
         Pending::Requeue => {
             local.current = None;
             local.pending = Pending::Nothing;
-            account_heap(heap_turn, ended);
-            match local.queues.push_inline(shared, ended) {
+            account_heap(heap_turn, ended, telemetry);
+            match local.queues.push_inline(shared, ended, telemetry) {
                 InlinePush::Done => {}
                 rest => return next_turn_after_push(core, ended, rest),
             }
@@ -198,14 +217,14 @@ extern "C" fn next_turn_from_process() -> Next {
             local.current = None;
             local.pending = Pending::Nothing;
             // The heap count first: once its registers are saved another core may run it.
-            account_heap(heap_turn, ended);
+            account_heap(heap_turn, ended, telemetry);
             process::slot(ended).registers_saved();
         }
         _ => return next_turn_ended(core),
     }
     let stats = core.scheduler().stats;
-    match core.local().queues.take_next_inline(shared, stats) {
-        Some(Accepted::Run(slot)) if !exit_requested(slot) => begin_turn(&mut core, slot, false),
+    match core.local().queues.take_next_inline(shared, stats, telemetry) {
+        Some(Accepted::Run(slot)) if !exit_requested(slot) => begin_turn(&mut core, slot, false, telemetry),
         Some(Accepted::Run(slot)) => next_turn_after_kill(core, slot),
         Some(Accepted::Low(slot)) => next_turn_low(core, slot),
         None => next_turn_take(core),
@@ -230,7 +249,8 @@ extern "C" fn next_turn_low(mut core: OnCore, slot: u32) -> Next {
     let shared = &core.scheduler().queues;
     let stats = core.scheduler().stats;
     let next = core.local().queues.take_low_or_next(shared, stats, slot);
-    begin_next_turn(core, next)
+    let telemetry = attention::telemetry(&core);
+    begin_next_turn(core, next, telemetry)
 }
 
 /// `next_turn_from_process` once the ended process is dealt with: the next process as the
@@ -238,26 +258,27 @@ extern "C" fn next_turn_low(mut core: OnCore, slot: u32) -> Next {
 #[inline(never)]
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
 extern "C" fn next_turn_take(core: OnCore) -> Next {
-    take_and_begin_turn(core)
+    let telemetry = attention::telemetry(&core);
+    take_and_begin_turn(core, telemetry)
 }
 
 /// The next process from this core's queues and the start of its turn, or the loop.
 #[inline(always)]
-fn take_and_begin_turn(mut core: OnCore) -> Next {
+fn take_and_begin_turn(mut core: OnCore, telemetry: Telemetry) -> Next {
     let next = {
         let shared = &core.scheduler().queues;
         let stats = core.scheduler().stats;
-        core.local().queues.take_next(shared, stats)
+        core.local().queues.take_next(shared, stats, telemetry)
     };
-    begin_next_turn(core, next)
+    begin_next_turn(core, next, telemetry)
 }
 
 /// The turn of `next` taken from this core's queues (ended instead if a kill waits for it), or
 /// the loop when there is none.
 #[inline(always)]
-fn begin_next_turn(mut core: OnCore, next: Option<u32>) -> Next {
+fn begin_next_turn(mut core: OnCore, next: Option<u32>, telemetry: Telemetry) -> Next {
     match next {
-        Some(slot) if !exit_requested(slot) => begin_turn(&mut core, slot, true),
+        Some(slot) if !exit_requested(slot) => begin_turn(&mut core, slot, true, telemetry),
         Some(slot) => next_turn_after_kill(core, slot),
         None => Next::LOOP,
     }
@@ -291,7 +312,18 @@ fn next_turn_after_exit_or_any(mut core: OnCore) -> Next {
 /// however it ended, then picks the next process.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
-extern "C" fn next_turn_ended(mut core: OnCore) -> Next {
+extern "C" fn next_turn_ended(core: OnCore) -> Next {
+    // A copy per level, as the hand-off's: one look at the level instead of one per figure.
+    match attention::telemetry(&core) {
+        Telemetry::Full => end_and_begin_turn(core, Telemetry::Full),
+        Telemetry::Counters => end_and_begin_turn(core, Telemetry::Counters),
+        Telemetry::Off => end_and_begin_turn(core, Telemetry::Off),
+    }
+}
+
+/// `next_turn_ended` for one telemetry level.
+#[inline(always)]
+fn end_and_begin_turn(mut core: OnCore, telemetry: Telemetry) -> Next {
     let id = core.id();
     let heap_turn = core.scheduler().heap_turn;
     let local = core.local();
@@ -301,7 +333,7 @@ extern "C" fn next_turn_ended(mut core: OnCore) -> Next {
     match local.pending {
         Pending::Requeue => {
             local.pending = Pending::Nothing;
-            account_heap(heap_turn, ended);
+            account_heap(heap_turn, ended, telemetry);
             trace::process_event(Event::Yield, id, ended, 0);
             core.enqueue(ended);
         }
@@ -309,7 +341,7 @@ extern "C" fn next_turn_ended(mut core: OnCore) -> Next {
             local.pending = Pending::Nothing;
             // The heap count first: once its registers are saved another core may run it (and
             // end its turn, adding to the same count).
-            account_heap(heap_turn, ended);
+            account_heap(heap_turn, ended, telemetry);
             process::slot(ended).registers_saved();
             trace::process_event(Event::Block, id, ended, 0);
         }
@@ -319,13 +351,16 @@ extern "C" fn next_turn_ended(mut core: OnCore) -> Next {
         }
     }
     // The take inline (not `next_turn_take`, whose frame would come on top of this one's).
-    take_and_begin_turn(core)
+    take_and_begin_turn(core, telemetry)
 }
 
 /// Adds what the heap grew by on this core during the turn that just ended to the process's
-/// own count (see `ProcessLocal::heap_net_bytes`).
+/// own count (see `ProcessLocal::heap_net_bytes`); nothing below `telemetry=full`.
 #[inline(always)]
-fn account_heap(heap_turn: &TurnCount, slot: u32) {
+fn account_heap(heap_turn: &TurnCount, slot: u32, telemetry: Telemetry) {
+    if telemetry != Telemetry::Full {
+        return;
+    }
     let heap_used = heap_turn.counted();
     // SAFETY: the process ran on this core and is in no queue yet: this core owns it.
     unsafe { process::slot(slot).local().heap_net_bytes += heap_used };
@@ -339,45 +374,24 @@ fn account_heap(heap_turn: &TurnCount, slot: u32) {
 extern "C" fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
     loop {
         if !unwind::ends_unrun(slot) {
-            return begin_turn(&mut core, slot, true);
+            let telemetry = attention::telemetry(&core);
+            return begin_turn(&mut core, slot, true, telemetry);
         }
         let reason = requested_exit(slot);
         finish(&mut core, slot, reason);
         if attention::loop_needed(&mut core) {
             return Next::LOOP;
         }
+        let telemetry = attention::telemetry(&core);
         let next = {
             let shared = &core.scheduler().queues;
             let stats = core.scheduler().stats;
-            core.local().queues.take_next(shared, stats)
+            core.local().queues.take_next(shared, stats, telemetry)
         };
         match next {
-            Some(next) if !exit_requested(next) => return begin_turn(&mut core, next, true),
+            Some(next) if !exit_requested(next) => return begin_turn(&mut core, next, true, telemetry),
             Some(next) => slot = next,
             None => return Next::LOOP,
         }
     }
-}
-
-/// The slot of the process running on this core, if any.
-pub(super) fn current_slot() -> Option<u32> {
-    OnCore::enter().local().current
-}
-
-/// The mapped part of the stack of the process running on this core, if any: where a
-/// backtrace taken on this core may read besides the core's boot stack (the rest of the stack's
-/// reservation would fault).
-pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
-    // Also called on the way down, possibly before this core has recorded its id, or from a
-    // fault in the middle of scheduler code: no `OnCore` (whose check would panic inside the
-    // panic path), only copies read.
-    let me = this_scheduler_checked()?;
-    let irq = cpu::irq_save();
-    let stack = me.current_unborrowed().and_then(|slot| {
-        // SAFETY: the process runs (or ran last) on this core, which owns its `ProcessLocal`; IRQs
-        // are masked and only a copy of its stack bounds is taken.
-        unsafe { process::slot(slot).local().stack.as_ref() }.map(|s| s.mapped())
-    });
-    cpu::irq_restore(irq);
-    stack
 }

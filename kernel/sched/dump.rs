@@ -26,7 +26,7 @@ pub fn debug_dump() {
             scheduler.inbox_len.load(Ordering::Relaxed),
             scheduler.sleeping.load(Ordering::Relaxed),
             stats.executed.load(Ordering::Relaxed),
-            stats.local_pops.load(Ordering::Relaxed),
+            stats::Figure(stats.local_pops()),
             stats.take_oldest_retries.load(Ordering::Relaxed),
             stats.take_oldest_gave_up.load(Ordering::Relaxed),
             stats.steals.load(Ordering::Relaxed),

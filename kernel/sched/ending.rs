@@ -99,8 +99,10 @@ pub(super) fn is_program_main(pid: Pid) -> bool {
 /// counted here and in the report instead of being lost without a trace.
 static HEAP_NOT_RECLAIMED: AtomicU64 = AtomicU64::new(0);
 
-/// Heap bytes left allocated by processes that ended without unwinding, in total.
-pub fn heap_not_reclaimed_bytes() -> u64 {
+/// Heap bytes left allocated by processes that ended without unwinding, in total; not known
+/// below `telemetry=full`, which keeps no process's heap balance.
+pub fn heap_not_reclaimed_bytes() -> Result<u64, super::settings::NotCollected> {
+    super::settings::telemetry().heap_accounting()?;
     // ORDERING: Relaxed: a total for the report.
-    HEAP_NOT_RECLAIMED.load(Ordering::Relaxed)
+    Ok(HEAP_NOT_RECLAIMED.load(Ordering::Relaxed))
 }

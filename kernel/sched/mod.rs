@@ -13,6 +13,7 @@ pub use beamcore_trace_ring as trace_ring;
 mod active;
 mod api;
 mod attention;
+mod current;
 mod dispatch;
 mod dump;
 mod ending;
@@ -52,7 +53,7 @@ pub use api::{
     self_pid, self_placement, send, send_value, spawn, spawn_with, yield_now,
 };
 pub(crate) use attention::job_queued;
-pub(crate) use dispatch::current_stack;
+pub(crate) use current::current_stack;
 pub use dump::debug_dump;
 pub use ending::heap_not_reclaimed_bytes;
 pub(crate) use ending::set_program_main;
@@ -75,8 +76,8 @@ pub use reply::{CallError, Reply, ReplyRef, monitor_for_reply, receive_reply, re
 pub use runqueue::RUN_NEXT_CAP;
 pub(crate) use scheduler::init_core_scheduler;
 pub(crate) use scheduler::run_loop;
-pub(crate) use settings::init_global;
-pub use settings::{balance_config, queue_mode, set_strategy, spawn_placement};
+pub use settings::{NotCollected, Telemetry, balance_config, queue_mode, set_strategy, spawn_placement, telemetry};
+pub(crate) use settings::{init_global, init_telemetry};
 pub use stats::{CoreStats, LATENCY_BUCKETS};
 pub use steal::max_migrations_seen;
 pub use table::SPAWN_FRAME_RESERVE_BYTES;

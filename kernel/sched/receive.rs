@@ -7,11 +7,12 @@ use core::sync::atomic::{Ordering, fence};
 
 use beamcore_signal_queue::{Cancel, Mark, Wait};
 
-use super::dispatch::{end_unwinding, exit_requested, requested_exit, switch_out};
+use super::dispatch::{end_unwinding, switch_out};
 use super::percore::{OnCore, Pending};
 use super::process::{self, Message, Process};
 use super::stats::add;
 use super::timers;
+use super::unwind::{exit_requested, requested_exit};
 use crate::time;
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core

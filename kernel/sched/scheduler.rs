@@ -58,6 +58,10 @@ pub(crate) fn init_core_scheduler() {
     if settings::trace_requested() {
         attention::set_own(&core, attention::TRACING, true);
     }
+    let telemetry = attention::telemetry_bit(settings::telemetry());
+    if telemetry != 0 {
+        attention::set_own(&core, telemetry, true);
+    }
     if trace::init_core_ring(settings::trace_requested()).is_err() {
         crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
     }
@@ -93,9 +97,10 @@ pub(crate) fn run_loop() -> ! {
             rebalance(&mut core);
         }
         let next = {
+            let telemetry = attention::telemetry(&core);
             let shared = &core.scheduler().queues;
             let stats = core.scheduler().stats;
-            core.local().queues.take_next(shared, stats)
+            core.local().queues.take_next(shared, stats, telemetry)
         };
         if let Some(slot) = next {
             core.local().end_search();

@@ -9,6 +9,7 @@ use super::balance::{BalanceConfig, REBALANCE_PERIOD_NS, SearchTiming, Strategy,
 use super::placement::{QueueMode, SpawnPlacement};
 use super::table;
 use crate::arch::cpu;
+pub use beamcore_bootargs::{NotCollected, Telemetry};
 
 /// Counts per slice.
 static SLICE_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
@@ -25,6 +26,9 @@ static STRATEGY: AtomicU8 = AtomicU8::new(u8::MAX);
 static SHARED_QUEUES: AtomicBool = AtomicBool::new(false);
 /// `placement=` (an index into `SpawnPlacement::ALL`).
 static PLACEMENT: AtomicU8 = AtomicU8::new(0);
+/// `telemetry=` (an index into `Telemetry::ALL`). What reports read; the turn's fast path reads
+/// each core's attention word instead (`attention::telemetry_bits`).
+static TELEMETRY: AtomicU8 = AtomicU8::new(0);
 
 /// The idle search's durations (`balance::SearchTiming`) in counts, computed once at boot.
 static SEARCH_BUDGET_COUNTS: AtomicU64 = AtomicU64::new(0);
@@ -64,6 +68,11 @@ pub(crate) fn init_global(
     table::init_table()
 }
 
+/// Boot core, before any core schedules (each core copies it into its attention word).
+pub(crate) fn init_telemetry(telemetry: Telemetry) {
+    TELEMETRY.store(telemetry as u8, Ordering::Relaxed);
+}
+
 /// Whether `queues=shared` is in force.
 pub(super) fn shared_queues() -> bool {
     SHARED_QUEUES.load(Ordering::Relaxed)
@@ -77,6 +86,12 @@ pub fn queue_mode() -> QueueMode {
 /// Where new free processes start.
 pub fn spawn_placement() -> SpawnPlacement {
     SpawnPlacement::ALL[usize::from(PLACEMENT.load(Ordering::Relaxed))]
+}
+
+/// What each turn records (bootarg `telemetry=`): every report of a figure it leaves out says
+/// so (`Telemetry::queue_wait` and the like give the message).
+pub fn telemetry() -> Telemetry {
+    Telemetry::ALL[usize::from(TELEMETRY.load(Ordering::Relaxed))]
 }
 
 /// Whether `trace=on` asked for traces (each core then makes its buffer).

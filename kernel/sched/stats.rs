@@ -5,6 +5,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::queue_wait::{CountsToUs, LEADING_ZEROS_COUNTS, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index};
+use super::settings::{NotCollected, telemetry};
 use crate::mm::layout::MAX_CORES;
 
 /// Buckets of the steal latency histogram.
@@ -30,8 +31,9 @@ pub struct CoreStats {
     pub completed: AtomicU64,
     /// Slices ended by the timer.
     pub preemptions: AtomicU64,
-    /// Processes taken from this core's own queues.
-    pub local_pops: AtomicU64,
+    /// Processes taken from this core's own queues; not counted with `telemetry=off`
+    /// ([`CoreStats::local_pops`] says so).
+    pub(super) local_pops: AtomicU64,
     /// Processes spawned on this core.
     pub spawned: AtomicU64,
     /// Processes ended by a fault or a stack overflow.
@@ -83,10 +85,10 @@ pub struct CoreStats {
     /// Queue waits of the processes that ran here, counted by the leading zeros of the wait in
     /// microseconds (see `queue_wait`; [`CoreStats::wait_histogram`] gives the buckets): the
     /// time from entering this core's run queue (spawned, woken, preempted or yielded back,
-    /// stolen or moved here) to the start of the turn.
+    /// stolen or moved here) to the start of the turn. Kept only with `telemetry=full`.
     wait_by_leading_zeros: [AtomicU64; LEADING_ZEROS_COUNTS],
     /// Those waits summed, in counts (the mean is this over the buckets' total).
-    pub wait_counts: AtomicU64,
+    wait_counts: AtomicU64,
     /// The counts-to-microseconds factor of `queue_wait::CountsToUs` for this core's counter.
     wait_clock: AtomicU64,
     /// `queues=shared`: times this core took the shared run queue's lock (a push or a take),
@@ -144,10 +146,26 @@ pub(super) fn latency_bucket(counts: u64) -> usize {
 
 impl CoreStats {
     /// The queue-wait histogram: bucket i counts turns that began
-    /// `queue_wait::bucket_range_us(i)` microseconds after the process was queued here.
-    pub fn wait_histogram(&self) -> [u64; WAIT_BUCKETS] {
+    /// `queue_wait::bucket_range_us(i)` microseconds after the process was queued here. An
+    /// error, not zeros, when `telemetry=` does not collect it.
+    pub fn wait_histogram(&self) -> Result<[u64; WAIT_BUCKETS], NotCollected> {
+        telemetry().queue_wait()?;
         // ORDERING: Relaxed: statistics.
-        fold_leading_zeros(&core::array::from_fn(|i| self.wait_by_leading_zeros[i].load(Ordering::Relaxed)))
+        Ok(fold_leading_zeros(&core::array::from_fn(|i| self.wait_by_leading_zeros[i].load(Ordering::Relaxed))))
+    }
+
+    /// The queue waits of [`wait_histogram`](Self::wait_histogram) summed, in counts.
+    pub fn wait_counts(&self) -> Result<u64, NotCollected> {
+        telemetry().queue_wait()?;
+        // ORDERING: Relaxed: statistics.
+        Ok(self.wait_counts.load(Ordering::Relaxed))
+    }
+
+    /// Processes taken from this core's own queues (an error with `telemetry=off`).
+    pub fn local_pops(&self) -> Result<u64, NotCollected> {
+        telemetry().take_counts()?;
+        // ORDERING: Relaxed: statistics.
+        Ok(self.local_pops.load(Ordering::Relaxed))
     }
 
     /// Sets the queue-wait histogram's clock from the counter's frequency: each core, for its
@@ -182,4 +200,17 @@ pub(super) fn add(counter: &AtomicU64, amount: u64) {
     // ORDERING: Relaxed: a statistic with one writer; readers want a recent value, not an
     // ordering with anything else.
     counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
+}
+
+/// A figure, or what `telemetry=` left out in its place: never a zero that was not measured.
+pub(super) struct Figure(pub(super) Result<u64, NotCollected>);
+
+impl core::fmt::Display for Figure {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match &self.0 {
+            // `pad`, so a table's width and alignment apply to either.
+            Ok(value) => f.pad(&alloc::format!("{value}")),
+            Err(_) => f.pad("-"),
+        }
+    }
 }

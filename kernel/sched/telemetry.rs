@@ -5,8 +5,8 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::queue_wait::mean_us;
-use super::settings::{balance_config, queue_mode, spawn_placement};
-use super::stats::{self, CoreStats, LATENCY_BUCKETS};
+use super::settings::{NotCollected, balance_config, queue_mode, spawn_placement, telemetry};
+use super::stats::{self, CoreStats, Figure, LATENCY_BUCKETS};
 use super::steal::max_migrations_seen;
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
@@ -40,7 +40,7 @@ pub fn print_report(
             "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>11}  {:>4}  {:>6}  {:>7}  {:>9}",
             work(core),
             read(&s.executed),
-            read(&s.local_pops),
+            Figure(s.local_pops()),
             read(&s.steal_attempts),
             read(&s.steals),
             read(&s.fail_empty),
@@ -53,6 +53,16 @@ pub fn print_report(
             read(&s.migrated_out),
             time::counts_to_us(read(&s.asleep_counts)) / 1000
         );
+    }
+    // What the columns and the report leave out, said once: "-" above is not a zero.
+    if let Err(not) = telemetry().take_counts() {
+        println!("telemetry: local_pops {not}");
+    }
+    if let Err(not) = telemetry().queue_wait() {
+        println!("telemetry: queue wait (wait_us_buckets, wait_us_mean) {not}");
+    }
+    if let Err(not) = telemetry().heap_accounting() {
+        println!("telemetry: heap bytes per process (a panic's report) {not}");
     }
     let works: heapless::Vec<u64, MAX_CORES> = (0..cores).map(work).collect();
     let mean = works.iter().sum::<u64>() as f64 / cores as f64;
@@ -74,6 +84,7 @@ fn write_json(
     let mut json = JsonObject::begin(out)?;
     json.string("workload", workload)?.uint("cores", cores as u64)?.string("strategy", strategy)?;
     json.string("queues", queue_mode().name())?.string("placement", spawn_placement().name())?;
+    json.string("telemetry", telemetry().name())?;
     json.uint("spawned", total(|s| &s.spawned))?.uint("completed", total(|s| &s.completed))?;
     json.uint("max_migrations_seen", u64::from(max_migrations_seen()))?;
     json.float("work_max_over_mean", max_over_mean)?;
@@ -87,8 +98,8 @@ fn write_json(
             .uint("online", u64::from(super::active::core_is_active(core)))?
             .uint("offline_count", smp::core(core).offline_count())?
             .uint("work", works[core])?
-            .uint("executed", read(&s.executed))?
-            .uint("local_pops", read(&s.local_pops))?
+            .uint("executed", read(&s.executed))?;
+        figure(e, "local_pops", s.local_pops())?
             .uint("steal_attempts", read(&s.steal_attempts))?
             .uint("steals", read(&s.steals))?
             .uint("stolen", read(&s.stolen))?
@@ -115,10 +126,29 @@ fn write_json(
         }
         let histogram: [u64; LATENCY_BUCKETS] = core::array::from_fn(|b| read(&s.steal_latency[b]));
         e.uint_array("steal_latency_buckets", &histogram)?;
-        let waits = s.wait_histogram();
-        e.uint_array("wait_us_buckets", &waits)?;
-        e.float("wait_us_mean", mean_us(read(&s.wait_counts), waits.iter().sum(), cpu::counter_frequency()))?;
+        match (s.wait_histogram(), s.wait_counts()) {
+            (Ok(waits), Ok(counts)) => {
+                e.uint_array("wait_us_buckets", &waits)?;
+                e.float("wait_us_mean", mean_us(counts, waits.iter().sum(), cpu::counter_frequency()))?;
+            }
+            (Err(not), _) | (_, Err(not)) => {
+                e.string("wait_us_buckets", &alloc::format!("{not}"))?
+                    .string("wait_us_mean", &alloc::format!("{not}"))?;
+            }
+        }
         Ok(())
     })?;
     json.end()
+}
+
+/// `key`: the figure, or the message saying why it was not collected.
+fn figure<'a, 'o>(
+    e: &'a mut JsonObject<'o, String>,
+    key: &str,
+    value: Result<u64, NotCollected>,
+) -> Result<&'a mut JsonObject<'o, String>, core::fmt::Error> {
+    match value {
+        Ok(value) => e.uint(key, value),
+        Err(not) => e.string(key, &alloc::format!("{not}")),
+    }
 }

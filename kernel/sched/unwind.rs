@@ -148,6 +148,20 @@ unsafe extern "C" fn stop_at_base(
     end(core, reason)
 }
 
+/// Whether an exit is waiting for the process in `slot` (a kill, or an exit signal it does not
+/// trap): it is ended instead of run, or runs once more to unwind (`unwind::ends_unrun`).
+pub(super) fn exit_requested(slot: u32) -> bool {
+    // ORDERING: Relaxed: the flag carries no data; it is written under the slot lock (see
+    // `kill`), and the reason is read under that lock.
+    process::slot(slot).exit_requested.load(Ordering::Relaxed)
+}
+
+/// Why the process in `slot` must end (its flag `exit_requested` is set).
+#[cold]
+pub(super) fn requested_exit(slot: u32) -> ExitReason {
+    process::slot(slot).shared.lock_irqs_masked().exit_reason()
+}
+
 /// Slices a process that is unwinding may still be preempted in (its destructors run) before a
 /// pending exit ends it where it stands: unwinding is the exit being carried out, and under
 /// emulation or load it can take more than a slice; a destructor that never returns cannot

@@ -9,6 +9,7 @@ use beamcore_sched_policy::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAm
 use beamcore_sched_policy::placement::{QueueMode, SpawnPlacement};
 
 use crate::table::{Setting, choice, number};
+use crate::telemetry::Telemetry;
 
 /// Settings chosen at boot. `Default` gives the documented defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +31,9 @@ pub struct Config {
     pub cooldown_ns: u64,
     /// Record scheduling events per core and dump them at the end of the run.
     pub trace: bool,
+    /// What each process turn records beyond what correctness needs (queue-wait histogram,
+    /// per-process heap accounting, take counts).
+    pub telemetry: Telemetry,
     /// Most processes alive at once: `spawn` fails with `TableFull` beyond (like ERTS's `+P`).
     pub max_processes: usize,
     /// Where runnable processes wait: per-core deques (with stealing) or one shared queue.
@@ -58,6 +62,7 @@ impl Default for Config {
             balance: BalanceConfig::default(),
             cooldown_ns: DEFAULT_COOLDOWN_NS,
             trace: false,
+            telemetry: Telemetry::Full,
             max_processes: MAX_PROCESSES,
             queues: QueueMode::PerCore,
             placement: SpawnPlacement::Local,
@@ -74,7 +79,7 @@ impl fmt::Display for Config {
         write!(
             f,
             "slice_us={} maxcpus={} ticks={} reductions={} strategy={} min_steal={} imbalance={} retries={} \
-             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} trace={} max_processes={} \
+             cooldown={} max_migrations={} steal={} protect_max={} rebalance={} rebalance_ratio={} trace={} telemetry={} max_processes={} \
              queues={} placement={} seed={}",
             self.slice_us,
             self.maxcpus,
@@ -91,6 +96,7 @@ impl fmt::Display for Config {
             on_off(b.rebalance),
             b.rebalance_ratio,
             on_off(self.trace),
+            self.telemetry,
             self.max_processes,
             self.queues,
             self.placement,
@@ -123,6 +129,7 @@ pub(crate) const SETTINGS: &[Setting<Config>] = &[
     choice("rebalance", ON_OFF, |c, i| c.balance.rebalance = i == 1),
     number("rebalance_ratio", 2, 1_000, |c, v| c.balance.rebalance_ratio = v),
     choice("trace", ON_OFF, |c, i| c.trace = i == 1),
+    choice("telemetry", Telemetry::NAMES, |c, i| c.telemetry = Telemetry::ALL[i]),
     number("max_processes", 1, MAX_PROCESSES as u64, |c, v| c.max_processes = v as usize),
     choice("queues", QueueMode::NAMES, |c, i| c.queues = QueueMode::ALL[i]),
     choice("placement", SpawnPlacement::NAMES, |c, i| c.placement = SpawnPlacement::ALL[i]),

@@ -19,6 +19,7 @@ mod config;
 mod parse;
 mod reject;
 mod table;
+mod telemetry;
 
 #[cfg(test)]
 mod tests;
@@ -27,3 +28,4 @@ pub use config::{Config, MAX_BOOT_JITTER, MAX_TICKS, ON_OFF};
 pub use parse::{MAX_REJECTIONS, Parsed, parse};
 pub use reject::{Escaped, RejectReason, Rejection};
 pub use table::{NoProgramWords, ProgramWords, Setting, Table, TableWords, Value, choice, number};
+pub use telemetry::{NotCollected, Telemetry};

@@ -86,14 +86,16 @@ fn run() -> Result<String, String> {
         "{JOBS} jobs summed to {:#x} on {}, each counted once, while {WORKERS} workers crashed {crashes} times \
          ({} panics, {} faults) and were restarted, their jobs re-issued; the device refused {} connections, \
          the fragile supervisor gave up, the root restarted it once; tally {tally} kept its pid; \
-         no process left over ({baseline} alive, as before the start); {} heap bytes left by the faults \
-         (panics unwind)",
+         no process left over ({baseline} alive, as before the start); {}",
         summary.sum,
         cores(smp::cores_online()),
         CRASHES.panics(),
         CRASHES.faults(),
         DEVICE.refused(),
-        sched::heap_not_reclaimed_bytes(),
+        match sched::heap_not_reclaimed_bytes() {
+            Ok(bytes) => format!("{bytes} heap bytes left by the faults (panics unwind)"),
+            Err(not) => format!("heap bytes left by the faults: {not}"),
+        },
     ))
 }
 

@@ -25,16 +25,15 @@ mod slow;
 use alloc::collections::VecDeque;
 use core::sync::atomic::Ordering;
 
-use super::balance::{may_migrate, pinned};
 use super::deque::{NativeAtomics, Steal, WorkQueue};
 use super::idle::{SLEEPERS, wake_a_thief};
 use super::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
-use super::process::{self, Affinity, Process};
-use super::settings::{balance, shared_queues};
+use super::process::{self, Process};
+use super::settings::{Telemetry, shared_queues, telemetry};
 use super::stats::{CoreStats, bump};
 use crate::arch::cpu;
-use crate::smp;
 pub(crate) use counts::SharedQueues;
+pub(in crate::sched) use slow::movable;
 use slow::push_shared;
 
 /// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
@@ -74,6 +73,9 @@ pub(super) struct RunQueues {
     run_next: u32,
     run_next_level: u8,
     run_next_streak: u32,
+    /// `telemetry=` counts takes (`local_pops`): what the paths that did not choose their copy
+    /// by the level read (the hand-off's passes a constant instead).
+    count_takes: bool,
 }
 
 /// What [`RunQueues::push_inline`] left to do.
@@ -113,6 +115,7 @@ impl RunQueues {
             run_next: NONE,
             run_next_level: 0,
             run_next_streak: 0,
+            count_takes: true,
         }
     }
 
@@ -122,6 +125,7 @@ impl RunQueues {
         for private in &mut self.private {
             private.reserve(64);
         }
+        self.count_takes = telemetry().take_counts().is_ok();
         if shared_queues() {
             return;
         }
@@ -133,7 +137,7 @@ impl RunQueues {
     /// Queues a runnable process at the back of its level.
     #[inline(always)]
     pub(super) fn push(&mut self, shared: &SharedQueues, slot: u32) {
-        match self.push_inline(shared, slot) {
+        match self.push_inline(shared, slot, Telemetry::Full) {
             InlinePush::Done => {}
             rest => self.push_rest(shared, slot, rest),
         }
@@ -143,11 +147,14 @@ impl RunQueues {
     /// movable process into a deque with room and nothing spilled, with no core asleep. What it
     /// leaves undone, [`push_rest`](Self::push_rest) finishes. Split so that the hand-off from
     /// one process to the next (`dispatch`) can leave the rest to a function it tail-calls, and
-    /// so needs no register saves of its own.
+    /// so needs no register saves of its own. The queue-wait stamp only with `telemetry=full`
+    /// (elsewhere a stamp is cheaper than a test of the level: those pushes always stamp).
     #[inline(always)]
-    pub(super) fn push_inline(&mut self, shared: &SharedQueues, slot: u32) -> InlinePush {
+    pub(super) fn push_inline(&mut self, shared: &SharedQueues, slot: u32, telemetry: Telemetry) -> InlinePush {
         let process = process::slot(slot);
-        stamp_queued(process);
+        if telemetry == Telemetry::Full {
+            stamp_queued(process);
+        }
         let priority = process.priority();
         shared.count(priority, 1);
         let level = priority.level_index();
@@ -240,8 +247,8 @@ impl RunQueues {
     /// whose private queue is empty; everything else (a low-priority process, an empty level, a
     /// lost race, the cap reached) in `take_next_slow`, which gives the same answer.
     #[inline(always)]
-    pub(super) fn take_next(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
-        match self.take_next_inline(shared, stats) {
+    pub(super) fn take_next(&mut self, shared: &SharedQueues, stats: &CoreStats, telemetry: Telemetry) -> Option<u32> {
+        match self.take_next_inline(shared, stats, telemetry) {
             Some(Accepted::Run(slot)) => Some(slot),
             Some(Accepted::Low(slot)) => self.take_low_or_next(shared, stats, slot),
             None => self.take_next_slow(shared, stats),
@@ -253,7 +260,13 @@ impl RunQueues {
     /// must decide; a low-priority process taken is for
     /// [`take_low_or_next`](Self::take_low_or_next).
     #[inline(always)]
-    pub(super) fn take_next_inline(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<Accepted> {
+    pub(super) fn take_next_inline(
+        &mut self,
+        shared: &SharedQueues,
+        stats: &CoreStats,
+        telemetry: Telemetry,
+    ) -> Option<Accepted> {
+        let count_take = telemetry != Telemetry::Off;
         let levels = self.occupied;
         if levels == 0 {
             return None;
@@ -269,7 +282,7 @@ impl RunQueues {
             }
             let slot = core::mem::replace(&mut self.run_next, NONE);
             self.run_next_streak += 1;
-            return Some(self.accept_counted(shared, stats, slot));
+            return Some(self.accept_counted(shared, stats, slot, count_take));
         }
         if self.private[level].is_empty()
             && let Some(queues) = &self.queues
@@ -282,7 +295,7 @@ impl RunQueues {
             if level == usize::from(self.run_next_level) {
                 self.run_next_streak = 0;
             }
-            return Some(self.accept_counted(shared, stats, slot));
+            return Some(self.accept_counted(shared, stats, slot, count_take));
         }
         None
     }
@@ -293,7 +306,7 @@ impl RunQueues {
     #[inline(never)]
     pub(super) fn take_low_or_next(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Option<u32> {
         if self.low_may_run(shared, slot) {
-            bump(&stats.local_pops);
+            self.count_take(stats);
             return Some(slot);
         }
         self.take_next_slow(shared, stats)
@@ -303,10 +316,10 @@ impl RunQueues {
     /// low-priority rule: `None` when it was passed over (and queued again at the back).
     #[inline(always)]
     fn accept(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Option<u32> {
-        match self.accept_counted(shared, stats, slot) {
+        match self.accept_counted(shared, stats, slot, self.count_takes) {
             Accepted::Run(slot) => Some(slot),
             Accepted::Low(slot) if self.low_may_run(shared, slot) => {
-                bump(&stats.local_pops);
+                self.count_take(stats);
                 Some(slot)
             }
             Accepted::Low(_) => None,
@@ -314,16 +327,25 @@ impl RunQueues {
     }
 
     /// Counts a process taken from this core's queues as no longer queued; a low-priority one
-    /// is left for the low-priority rule.
+    /// is left for the low-priority rule. `count_take`: `local_pops` counts it (`telemetry=`).
     #[inline(always)]
-    fn accept_counted(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Accepted {
+    fn accept_counted(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32, count_take: bool) -> Accepted {
         let priority = process::slot(slot).priority();
         shared.count(priority, -1);
         if priority == Priority::Low {
             return Accepted::Low(slot);
         }
-        bump(&stats.local_pops);
+        if count_take {
+            bump(&stats.local_pops);
+        }
         Accepted::Run(slot)
+    }
+
+    /// Counts a take in `local_pops` unless `telemetry=off`.
+    fn count_take(&self, stats: &CoreStats) {
+        if self.count_takes {
+            bump(&stats.local_pops);
+        }
     }
 
     /// The low-priority rule for a low process just taken: false when it is passed over (and
@@ -373,25 +395,4 @@ fn take_oldest(stats: &CoreStats, mut take: impl FnMut() -> Steal) -> Take {
     }
     bump(&stats.take_oldest_gave_up);
     Take::GaveUp
-}
-
-/// May the balancer move this process? Cached in `Process::movable` by whoever changes what
-/// it depends on (its priority and allowed cores at spawn, its migration count when it moves).
-/// A process with one core to run on (`bound_to`, see `balance::pinned`) counts as bound: it
-/// is kept in the private queue, out of thieves' sight. With `queues=shared` "movable" means
-/// "may wait in the shared queue": every process free to run on any core (`max_migrations` and
-/// `protect_max` are rules of stealing, which that mode does not do; a process limited to some
-/// cores stays in the private queue of the core it was placed on).
-pub(super) fn movable(process: &Process) -> bool {
-    if shared_queues() {
-        return process.affinity() == Affinity::Free;
-    }
-    let (config, _) = balance();
-    may_migrate(
-        config,
-        pinned(&process.allowed.load(), smp::cores_online()),
-        // ORDERING: Relaxed: written by the core that moves it, which owns it (as we do now).
-        process.migrations.load(Ordering::Relaxed),
-        process.priority() == Priority::Max,
-    )
 }

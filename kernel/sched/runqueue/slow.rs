@@ -5,11 +5,14 @@
 use core::sync::atomic::Ordering;
 
 use super::{NONE, RUN_NEXT_CAP, RunQueues, SharedQueues, Take, take_oldest};
+use crate::sched::balance::{may_migrate, pinned};
 use crate::sched::deque::Steal;
 use crate::sched::priority::{LEVELS, Priority};
-use crate::sched::process::{self, Process};
+use crate::sched::process::{self, Affinity, Process};
+use crate::sched::settings::{balance, shared_queues};
 use crate::sched::shared_queue;
-use crate::sched::stats::{CoreStats, bump};
+use crate::sched::stats::CoreStats;
+use crate::smp;
 
 impl RunQueues {
     /// `take_next` for every case.
@@ -121,7 +124,7 @@ impl RunQueues {
                 continue;
             }
             if from_private {
-                bump(&stats.local_pops);
+                self.count_take(stats);
             }
             return Some(slot);
         }
@@ -221,4 +224,25 @@ fn adopt(process: &Process, stats: &CoreStats) {
         stats.migrated_in.fetch_add(1, Ordering::Relaxed);
         crate::sched::stats::of(before).migrated_out.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// May the balancer move this process? Cached in `Process::movable` by whoever changes what
+/// it depends on (its priority and allowed cores at spawn, its migration count when it moves).
+/// A process with one core to run on (`bound_to`, see `balance::pinned`) counts as bound: it
+/// is kept in the private queue, out of thieves' sight. With `queues=shared` "movable" means
+/// "may wait in the shared queue": every process free to run on any core (`max_migrations` and
+/// `protect_max` are rules of stealing, which that mode does not do; a process limited to some
+/// cores stays in the private queue of the core it was placed on).
+pub(in crate::sched) fn movable(process: &Process) -> bool {
+    if shared_queues() {
+        return process.affinity() == Affinity::Free;
+    }
+    let (config, _) = balance();
+    may_migrate(
+        config,
+        pinned(&process.allowed.load(), smp::cores_online()),
+        // ORDERING: Relaxed: written by the core that moves it, which owns it (as we do now).
+        process.migrations.load(Ordering::Relaxed),
+        process.priority() == Priority::Max,
+    )
 }

@@ -47,8 +47,8 @@ fn bad_words_are_reported_and_defaults_stay() {
     assert_eq!(
         parsed.rejections[2].to_string(),
         "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
-         imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, trace, max_processes, \
-         queues, placement, seed, boot_jitter)"
+         imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, trace, telemetry, \
+         max_processes, queues, placement, seed, boot_jitter)"
     );
 }
 
@@ -91,7 +91,7 @@ fn config_prints_every_setting() {
         format!(
             "slice_us=1000 maxcpus={MAX_CORES} ticks=10 reductions=4000 strategy=load min_steal=2 imbalance=2 \
              retries=3 cooldown=10000 max_migrations=100 steal=one protect_max=off rebalance=on rebalance_ratio=4 \
-             trace=off max_processes={MAX_PROCESSES} queues=percore placement=local seed=0"
+             trace=off telemetry=full max_processes={MAX_PROCESSES} queues=percore placement=local seed=0"
         )
     );
 }
@@ -158,6 +158,42 @@ fn queue_and_placement_settings_parse_and_bad_values_are_rejected() {
     );
     assert_eq!(parsed.rejections[0].reason, RejectReason::NotOneOf(QueueMode::NAMES));
     assert_eq!(parsed.rejections[1].reason, RejectReason::NotOneOf(SpawnPlacement::NAMES));
+}
+
+#[test]
+fn telemetry_levels_parse_and_an_unknown_level_is_a_typed_error() {
+    assert_eq!(parse("").config.telemetry, Telemetry::Full);
+    for (word, level) in [("full", Telemetry::Full), ("counters", Telemetry::Counters), ("off", Telemetry::Off)] {
+        let line = format!("telemetry={word}");
+        let parsed = parse(&line);
+        assert_eq!(parsed.config.telemetry, level, "{word}");
+        assert!(parsed.rejections.is_empty(), "{word}");
+        assert!(parsed.config.to_string().contains(&format!(" telemetry={word} ")), "{}", parsed.config);
+    }
+    let parsed = parse("telemetry=off telemetry=counters");
+    assert_eq!(parsed.config.telemetry, Telemetry::Counters, "the last word wins");
+    let parsed = parse("telemetry=off telemetry=none telemetry= telemetry=Full");
+    assert_eq!(parsed.config.telemetry, Telemetry::Off, "a rejected word keeps what was in force");
+    assert_eq!(parsed.rejections.len(), 3);
+    for rejection in &parsed.rejections {
+        assert_eq!(rejection.reason, RejectReason::NotOneOf(Telemetry::NAMES));
+    }
+    assert_eq!(parsed.rejections[0].to_string(), "bootargs: telemetry=none ignored: expected one of full|counters|off");
+}
+
+#[test]
+fn each_telemetry_level_collects_what_it_says_and_names_itself_when_not() {
+    let collected = |t: Telemetry| (t.queue_wait().is_ok(), t.heap_accounting().is_ok(), t.take_counts().is_ok());
+    assert_eq!(collected(Telemetry::Full), (true, true, true));
+    assert_eq!(collected(Telemetry::Counters), (false, false, true));
+    assert_eq!(collected(Telemetry::Off), (false, false, false));
+    assert_eq!(Telemetry::Counters.queue_wait().unwrap_err().to_string(), "not collected (telemetry=counters)");
+    assert_eq!(Telemetry::Off.heap_accounting(), Err(NotCollected(Telemetry::Off)));
+    assert_eq!(Telemetry::Off.take_counts().unwrap_err().to_string(), "not collected (telemetry=off)");
+    for (i, level) in Telemetry::ALL.iter().enumerate() {
+        assert_eq!(level.name(), Telemetry::NAMES[i]);
+        assert_eq!(*level as usize, i, "NAMES and ALL are indexed by the discriminant");
+    }
 }
 
 #[test]
