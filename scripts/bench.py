@@ -44,10 +44,23 @@ QEMU_SUITES = {
 # Suites run on a build of their own: suite -> (cargo target directory, RUSTFLAGS, suffix added
 # to every figure's name). The kernel keeps frame pointers (.cargo/config.toml) so it can print
 # backtraces; this build leaves them out, so the two sched suites side by side give their cost.
-# RUSTFLAGS replaces the config's rustflags, which hold nothing else.
+# RUSTFLAGS replaces the config's rustflags, so the variant's are the config's with the one
+# change (`variant_rustflags`): anything else (panic=unwind, the symbol names) stays as built.
 VARIANT_BUILDS = {
-    "sched.no_frame_pointers": (Path("target/no-frame-pointers"), "-C force-frame-pointers=no", ".no_frame_pointers"),
+    "sched.no_frame_pointers": (Path("target/no-frame-pointers"), ("force-frame-pointers=yes", "force-frame-pointers=no"),
+                                ".no_frame_pointers"),
 }
+
+
+def variant_rustflags(change, config=Path(__file__).resolve().parent.parent / ".cargo" / "config.toml"):
+    """The config's rustflags for the bare-metal target with `change` = (old, new) made in them."""
+    import tomllib
+    with open(config, "rb") as f:
+        flags = tomllib.load(f)["target"]["aarch64-unknown-none"]["rustflags"]
+    old, new = change
+    if old not in flags:
+        raise SystemExit(f"bench: {config} has no rustflag {old!r} to change into {new!r}")
+    return " ".join(new if flag == old else flag for flag in flags)
 # Multi-core balance: the `make run` kernel on each workload x policy x core count, under
 # -icount (deterministic instruction budgets per vCPU; see docs/balancer.md). Figures come from
 # its `report:` JSON line. Two policies side by side, on the same workloads in the same run:
@@ -588,7 +601,8 @@ def run_qemu_suite(suite, results, prefix):
     binary, machine, bootargs = QEMU_SUITES[suite]
     target_dir, suffix = Path("target"), ""
     if suite in VARIANT_BUILDS:
-        target_dir, rustflags, suffix = VARIANT_BUILDS[suite]
+        target_dir, change, suffix = VARIANT_BUILDS[suite]
+        rustflags = variant_rustflags(change)
         print(f"bench: building {binary} with RUSTFLAGS={rustflags!r} in {target_dir}", flush=True)
         cargo(["build", "--release", "--bin", binary], env=dict(os.environ, CARGO_TARGET_DIR=str(target_dir),
                                                                  RUSTFLAGS=rustflags))
