@@ -26,6 +26,8 @@ Each tests/NN_name.rs is a small kernel. Its header lines say how to run and jud
                                                status; a missing gdb fails the test)
     //! qemu-test: memory=32M,128M,1G          (run once per RAM size, QEMU -m; default 128M;
                                                not on raspi4b, whose RAM is fixed)
+    //! qemu-test: profile=release             (build this test with `--release`, for what only
+                                               an optimised build shows; default: the suite's)
 
 A test passes when QEMU exits with the expected status before the deadline and the console
 checks hold. A hung test is killed at its deadline and fails; every failure prints the console.
@@ -139,7 +141,7 @@ def raw_bytes(text: str) -> str:
 def parse_header(source: Path):
     spec = {"configs": DEFAULT_CONFIGS, "append": "", "exit": 0, "expect": [], "forbid": [],
             "expect_count": [], "expect_order": [], "timeout": 60, "qemu_args": [], "variants": [""],
-            "gdb": None, "memory": [DEFAULT_MEMORY]}
+            "gdb": None, "memory": [DEFAULT_MEMORY], "release": False}
     for line in source.read_text().splitlines():
         m = HEADER.match(line.strip())
         if not m:
@@ -173,6 +175,10 @@ def parse_header(source: Path):
             spec["memory"] = [m.strip() for m in value.split(",") if m.strip()]
         elif key == "timeout":
             spec["timeout"] = int(value)
+        elif key == "profile":
+            if value not in ("release", "dev"):
+                sys.exit(f"{source.name}: profile={value}: only release or dev")
+            spec["release"] = value == "release"
         elif key == "gdb":
             spec["gdb"] = [c.strip() for c in value.split(";") if c.strip()]
         else:
@@ -432,6 +438,11 @@ def main():
     virt_cases = [c for c in cases if c[1] != RPI4_CONFIG]
     rpi4_tests = sorted({c[0] for c in cases if c[1] == RPI4_CONFIG and c[2] is not None})
     executables = build(args.release, args.cargo_args) if virt_cases else {}
+    # Tests that ask for an optimised build get one of their own (only them: the suite's other
+    # tests keep the suite's profile).
+    release_only = sorted({c[0] for c in virt_cases if c[2] is not None and c[2]["release"]})
+    if release_only and not args.release:
+        executables.update(build(True, [*args.cargo_args, *[a for n in release_only for a in ("--test", n)]]))
     rpi4_images, rpi4_elfs, dtb = build_rpi4(rpi4_tests, args.release, args.cargo_args) if rpi4_tests else ({}, {}, None)
     if any(c[2] is None for c in cases):
         rpi4.build_image()

@@ -77,13 +77,15 @@ class Selection(SuiteFiles):
         spec = runner.parse_header(self.source(
             "32_z", "configs=all,gicv3-smp64", r"append=ticks=3 bad=\xff", "exit=1", "expect=^ok$", "forbid=PANIC",
             "expect-count=smp ^core", "expect-order=^a", "expect-order=^b", "timeout=9", "qemu-args=-device x",
-            "gdb=break f; continue"))
+            "gdb=break f; continue", "profile=release"))
         self.assertEqual(spec["configs"], runner.ALL_CONFIGS + ["gicv3-smp64"])
+        self.assertTrue(spec["release"])
+        self.assertFalse(runner.parse_header(self.source("34_y", "timeout=9"))["release"], "the suite's profile by default")
         self.assertEqual((spec["exit"], spec["timeout"], spec["qemu_args"], spec["gdb"]),
                          (1, 9, ["-device", "x"], ["break f", "continue"]))
         self.assertEqual([r.pattern for r in spec["expect_order"]], ["^a", "^b"])
         self.assertEqual(runner.raw_bytes(spec["append"]).encode("utf-8", "surrogateescape"), b"ticks=3 bad=\xff")
-        for bad in ("configs=nowhere", "colour=blue"):
+        for bad in ("configs=nowhere", "colour=blue", "profile=fast"):
             with self.subTest(bad=bad), self.assertRaises(SystemExit):
                 runner.parse_header(self.source("33_bad", bad))
 

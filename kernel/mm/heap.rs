@@ -16,6 +16,7 @@
 //! to double.
 
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 use core::alloc::{GlobalAlloc, Layout};
 use core::fmt;
 use core::ptr::NonNull;
@@ -287,18 +288,41 @@ pub fn try_allocate(layout: Layout) -> Result<NonNull<u8>, OutOfMemory> {
 /// Moves `value` to the heap, or gives an error instead of the allocation-failure panic.
 #[inline]
 pub fn try_box<T>(value: T) -> Result<Box<T>, OutOfMemory> {
+    try_box_with(|| value)
+}
+
+/// [`try_box`] of what `make` returns, made after the allocation: a value built in place
+/// rather than on the stack and copied (104 bytes of a spawn's `Relations`, say).
+#[inline]
+pub fn try_box_with<T>(make: impl FnOnce() -> T) -> Result<Box<T>, OutOfMemory> {
     let layout = Layout::new::<T>();
     if layout.size() == 0 {
-        return Ok(Box::new(value));
+        return Ok(Box::new(make()));
     }
     let memory = try_allocate(layout)?.cast::<T>();
     // SAFETY: `memory` is a fresh allocation of `T`'s layout from the global allocator's heap,
-    // so writing `value` there and handing it to `Box` (which frees it with the same layout
+    // so writing a `T` there and handing it to `Box` (which frees it with the same layout
     // through the same allocator) is sound.
     unsafe {
-        memory.as_ptr().write(value);
+        memory.as_ptr().write(make());
         Ok(Box::from_raw(memory.as_ptr()))
     }
+}
+
+/// An empty `Vec` with room for `capacity` elements, or an error instead of the
+/// allocation-failure panic. For a list's first room: `try_reserve` on an empty `Vec` goes
+/// through the standard library's general growth path (about 35 instructions more per spawn
+/// with a link, where every new process's list starts empty).
+pub fn try_vec_with_capacity<T>(capacity: usize) -> Result<Vec<T>, OutOfMemory> {
+    let layout = Layout::array::<T>(capacity).map_err(|_| OutOfMemory { requested_bytes: usize::MAX })?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    let memory = try_allocate(layout)?.cast::<T>();
+    // SAFETY: `memory` is a fresh allocation from the global allocator's heap with the layout
+    // of `capacity` `T`s, which is what `Vec` frees it with; none of them is initialised yet
+    // (length 0).
+    Ok(unsafe { Vec::from_raw_parts(memory.as_ptr(), 0, capacity) })
 }
 
 /// [`try_box`] for the kernel's own needs (a signal it sends): it may use the reserve, and

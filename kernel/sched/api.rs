@@ -21,7 +21,7 @@ use super::settings::spawn_placement;
 use super::signals;
 use super::stats::{self, CoreStats};
 use super::table;
-use super::unwind::{self, exit_requested, requested_exit};
+use super::unwind::{self, Why, exit_requested};
 use super::wake::{admit, make_runnable};
 use crate::arch::context;
 use crate::arch::cpu;
@@ -140,14 +140,14 @@ pub(super) fn spawn_related<F: FnOnce() + Send + 'static>(
 /// The new process's `Relations` for `relation` to `parent` (the caller), and room for the
 /// other end in the caller's.
 fn prepare_relation(relation: Relation, parent: Pid) -> Result<Box<Relations>, SpawnError> {
-    let mut child = heap::try_box(Relations::default()).map_err(SpawnError::OutOfMemory)?;
+    let mut child = heap::try_box_with(Relations::default).map_err(SpawnError::OutOfMemory)?;
     let _core = OnCore::enter();
     let mut shared = process::slot(parent.index).shared.lock_irqs_masked();
     let own = signals::relations(&mut shared).map_err(SpawnError::OutOfMemory)?;
     match relation {
         Relation::Link(_) => {
-            signals::reserve(&mut own.links).map_err(SpawnError::OutOfMemory)?;
-            signals::reserve(&mut child.links).map_err(SpawnError::OutOfMemory)?;
+            signals::reserve_link(&mut own.links).map_err(SpawnError::OutOfMemory)?;
+            signals::reserve_link(&mut child.links).map_err(SpawnError::OutOfMemory)?;
             child.links.push(parent);
         }
         Relation::Monitor(_, reference) => {
@@ -273,7 +273,10 @@ pub fn send_value<T: Send + 'static>(pid: Pid, value: T) -> Result<(), SendError
 /// Ends the calling process with `reason`; its links and monitors are told. Its stack is
 /// unwound first, as a panic's is: what it owns is dropped.
 pub fn exit(reason: ExitReason) -> ! {
-    end_unwinding(OnCore::enter(), reason)
+    // `end_unwinding`, written out: one frame fewer between the end and the base, which the
+    // quick end walks (`unwind::begin`).
+    let (core, reason) = unwind::begin(OnCore::enter(), Why::Given(reason), exit_out);
+    exit_out(core, reason)
 }
 
 /// Ends `pid` with reason `Killed`, which it cannot trap (Erlang's `exit(Pid, kill)`; its links
@@ -307,8 +310,7 @@ pub(super) fn exit_if_requested(mut core: OnCore) {
     // the process.
     // SAFETY: the running process on its own core, IRQs masked; a flag is read.
     if exit_requested(slot) && unsafe { process::slot(slot).local().unwinding }.is_none() {
-        let reason = requested_exit(slot);
-        end_unwinding(core, reason)
+        end_unwinding(core, Why::Pending)
     }
 }
 

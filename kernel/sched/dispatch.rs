@@ -20,7 +20,7 @@ use super::runqueue::{Accepted, InlinePush};
 use super::settings::{Telemetry, reductions_per_slice};
 use super::stats::{bump, record_wait};
 use super::trace::{self, Event};
-use super::unwind::{self, exit_requested, requested_exit};
+use super::unwind::{self, Why, exit_requested, requested_exit};
 use crate::arch::context::{self, Context, Next};
 use crate::arch::cpu;
 use crate::mm::heap::TurnCount;
@@ -129,10 +129,12 @@ pub(super) fn switch_out(mut core: OnCore, pending: Pending) {
     core.switch_away(|| unsafe { context::switch_from_process(process_context, scheduler_context) });
 }
 
-/// Ends the calling process with `reason`, unwinding its stack first where it can
-/// (`unwind::begin`), else where it stands.
-pub(super) fn end_unwinding(core: OnCore, reason: ExitReason) -> ! {
-    exit_out(unwind::begin(core, reason, exit_out), reason)
+/// Ends the calling process for `why` (a reason given, or its pending exit's: a kill, an exit
+/// signal it does not trap), unwinding its stack first where it can (`unwind::begin`), else
+/// where it stands.
+pub(super) fn end_unwinding(core: OnCore, why: Why) -> ! {
+    let (core, reason) = unwind::begin(core, why, exit_out);
+    exit_out(core, reason)
 }
 
 /// Called by the running process to end itself with `reason`: as [`switch_out`] with

@@ -14,6 +14,7 @@ use super::runqueue::movable;
 use super::settings::slice_counts;
 use super::stats::bump;
 use super::trace::{self, Event};
+use super::unwind::Why;
 use crate::arch::context;
 use crate::arch::cpu;
 use crate::arch::exception::{Syndrome, TrapFrame};
@@ -272,5 +273,5 @@ pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace)
     }
     drop(message);
     bump(&core.scheduler().stats.faults);
-    end_unwinding(core, ExitReason::Panic)
+    end_unwinding(core, Why::Given(ExitReason::Panic))
 }

@@ -65,7 +65,7 @@ pub fn process_info(pid: Pid) -> Option<ProcessInfo> {
         stack_bytes_mapped: usize::from(process.stack_mapped_pages.load(Ordering::Relaxed)) * PAGE_BYTES,
         priority: process.priority(),
         core: process.core.load(Ordering::Relaxed),
-        links: relations.map_or(Vec::new(), |r| r.links.clone()),
+        links: relations.map_or(Vec::new(), |r| r.links.to_vec()),
         monitors: pids(relations.map(|r| &r.watching)),
         monitored_by: pids(relations.map(|r| &r.watchers)),
         registered_name: relations.and_then(|r| r.name.as_deref()).map(String::from),

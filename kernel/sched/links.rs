@@ -31,9 +31,9 @@ pub fn link(pid: Pid) -> Result<(), OutOfMemory> {
             Some((mut mine, mut theirs)) if is_live(&theirs, pid) => {
                 let own = signals::relations(&mut mine)?;
                 if !own.links.contains(&pid) {
-                    signals::reserve(&mut own.links)?;
+                    signals::reserve_link(&mut own.links)?;
                     let other = signals::relations(&mut theirs)?;
-                    signals::reserve(&mut other.links)?;
+                    signals::reserve_link(&mut other.links)?;
                     own.links.push(pid);
                     other.links.push(me);
                 }
@@ -60,12 +60,12 @@ pub fn unlink(pid: Pid) {
     let _core = OnCore::enter();
     let Some((mut mine, mut theirs)) = lock_pair(me.index, pid.index) else { return };
     if let Some(own) = mine.relations.as_mut() {
-        own.links.retain(|&p| p != pid);
+        own.links.retain(|p| *p != pid);
     }
     if is_live(&theirs, pid)
         && let Some(other) = theirs.relations.as_mut()
     {
-        other.links.retain(|&p| p != me);
+        other.links.retain(|p| *p != me);
     }
 }
 

@@ -13,6 +13,7 @@ pub use beamcore_trace_ring as trace_ring;
 mod active;
 mod api;
 mod attention;
+mod cleanup_walk;
 mod current;
 mod dispatch;
 mod dump;
@@ -53,6 +54,7 @@ pub use api::{
     self_pid, self_placement, send, send_value, spawn, spawn_with, yield_now,
 };
 pub(crate) use attention::job_queued;
+pub use cleanup_walk::rows_only as quick_end_walks_rows_only;
 pub(crate) use current::current_stack;
 pub use dump::debug_dump;
 pub use ending::heap_not_reclaimed_bytes;

@@ -66,12 +66,16 @@ pub(crate) struct Shared {
     pub trap_exits: bool,
 }
 
+/// The list of a process's links.
+pub(crate) type Links = smallvec::SmallVec<[Pid; 2]>;
+
 /// A process's relations to others, under its slot's lock (`signals.rs` keeps both ends of each
 /// consistent).
 #[derive(Default)]
 pub(crate) struct Relations {
-    /// Processes linked to it (each also lists it).
-    pub links: Vec<Pid>,
+    /// Processes linked to it (each also lists it). Two in place before any allocation: a
+    /// worker links to its supervisor, a supervisor to many.
+    pub links: Links,
     /// Monitors set on it: the reference and who is told when it ends.
     pub watchers: Vec<(Ref, Pid)>,
     /// Monitors it holds: the reference and whom it watches. A `Down` is delivered only while

@@ -12,7 +12,7 @@ use super::percore::{OnCore, Pending};
 use super::process::{self, Message, Process};
 use super::stats::add;
 use super::timers;
-use super::unwind::{exit_requested, requested_exit};
+use super::unwind::{Why, exit_requested};
 use crate::time;
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
@@ -47,7 +47,7 @@ fn wait_for_message(deadline: Option<u64>) -> Option<Message> {
     // and only set the flag): ends here, as it would at its next turn.
     // ORDERING: Relaxed: a first look; the one that matters follows the wait below.
     if process.exit_requested.load(Ordering::Relaxed) {
-        exit_requested_out(core, slot);
+        end_unwinding(core, Why::Pending);
     }
     if let Some(message) = take(&mut core, process) {
         return Some(message);
@@ -120,7 +120,7 @@ fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, 
         match unsafe { process.signals.cancel_wait() } {
             Cancel::Cancelled => {
                 process.registers_not_live();
-                exit_requested_out(core, slot);
+                end_unwinding(core, Why::Pending);
             }
             // A sender or the killer claimed the wake-up and queues us: block, and the
             // scheduler ends us at that turn (it checks the flag before every turn).
@@ -158,7 +158,7 @@ fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, 
     // unwinding; a second end while unwinding (a destructor that receives) goes on unwinding.
     // SAFETY: the running process on its own core; a flag is read.
     if exit_requested(slot) && unsafe { process.local().unwinding }.is_none() {
-        exit_requested_out(OnCore::enter(), slot);
+        end_unwinding(OnCore::enter(), Why::Pending);
     }
     None
 }
@@ -232,7 +232,7 @@ fn wait_for_match(
         let slot = core.local().current.expect("receive is called from a process");
         // ORDERING: Relaxed: a first look, as in `wait_for_message`.
         if process::slot(slot).exit_requested.load(Ordering::Relaxed) {
-            exit_requested_out(core, slot);
+            end_unwinding(core, Why::Pending);
         }
         slot
     };
@@ -271,12 +271,4 @@ fn take(core: &mut OnCore, process: &Process) -> Option<Message> {
     let node = unsafe { process.take_signal() }?;
     let heap_turn = core.scheduler().heap_turn;
     Some(core.local().node_cache.give(heap_turn, node))
-}
-
-/// Ends the calling process, whose `exit_requested` is set, with the pending reason, unwinding
-/// its stack (a safe point: `unwind.rs`).
-#[cold]
-fn exit_requested_out(core: OnCore, slot: u32) -> ! {
-    let reason = requested_exit(slot);
-    end_unwinding(core, reason)
 }

@@ -66,13 +66,28 @@ pub(super) fn lock_pair(mine: u32, theirs: u32) -> Option<(Locked, Locked)> {
 /// The locked process's relations, made if it has none yet (fallible: a program's request).
 pub(super) fn relations(shared: &mut Shared) -> Result<&mut Relations, OutOfMemory> {
     if shared.relations.is_none() {
-        shared.relations = Some(heap::try_box(Relations::default())?);
+        shared.relations = Some(heap::try_box_with(Relations::default)?);
     }
     Ok(shared.relations.as_mut().expect("made above"))
 }
 
-/// Room for one more entry in a relation list (fallible: a program's request).
+/// Room for one more link (fallible: a program's request); none is needed while the links
+/// fit in place.
+pub(super) fn reserve_link(links: &mut process::Links) -> Result<(), OutOfMemory> {
+    links.try_reserve(1).map_err(|_| OutOfMemory { requested_bytes: core::mem::size_of::<Pid>() * links.len().max(4) })
+}
+
+/// Entries a relation list gets room for when it first needs any (as `Vec`'s own growth
+/// would give it).
+const FIRST_ROOM: usize = 4;
+
+/// Room for one more entry in a relation list (fallible: a program's request). An empty list
+/// gets room for [`FIRST_ROOM`] at once.
 pub(super) fn reserve<T>(list: &mut alloc::vec::Vec<T>) -> Result<(), OutOfMemory> {
+    if list.capacity() == 0 {
+        *list = heap::try_vec_with_capacity(FIRST_ROOM)?;
+        return Ok(());
+    }
     list.try_reserve(1).map_err(|_| OutOfMemory { requested_bytes: core::mem::size_of::<T>() * list.len().max(4) })
 }
 

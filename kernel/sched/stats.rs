@@ -38,6 +38,11 @@ pub struct CoreStats {
     pub spawned: AtomicU64,
     /// Processes ended by a fault or a stack overflow.
     pub faults: AtomicU64,
+    /// Processes whose end (an exit, a panic, a kill or exit signal at a safe point) found
+    /// nothing to drop on their stack and ended at once (`sched/cleanup_walk.rs`), and those
+    /// whose stack the unwinder unwound, running their destructors (`sched/unwind.rs`).
+    pub ends_at_once: AtomicU64,
+    pub ends_unwound: AtomicU64,
     /// Steal attempts (one per victim tried) and successful steals.
     pub steal_attempts: AtomicU64,
     pub steals: AtomicU64,
@@ -109,6 +114,8 @@ impl CoreStats {
             local_pops: AtomicU64::new(0),
             spawned: AtomicU64::new(0),
             faults: AtomicU64::new(0),
+            ends_at_once: AtomicU64::new(0),
+            ends_unwound: AtomicU64::new(0),
             steal_attempts: AtomicU64::new(0),
             steals: AtomicU64::new(0),
             fail_empty: AtomicU64::new(0),

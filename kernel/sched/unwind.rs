@@ -25,8 +25,10 @@ use unwinding::abi::{
     _Unwind_ForcedUnwind, _Unwind_GetRegionStart, UnwindAction, UnwindContext, UnwindException, UnwindReasonCode,
 };
 
+use super::cleanup_walk::{self, Finding};
 use super::percore::OnCore;
 use super::process::{self, ExitReason, Unwinding};
+use super::stats::bump;
 use crate::arch::cpu;
 
 /// How a process's end is carried out once its stack is unwound (the dispatcher's
@@ -55,14 +57,74 @@ pub(super) fn run_at_base(entry: *mut process::Entry) {
     core::hint::black_box(());
 }
 
-/// Starts ending the calling process with `reason` by unwinding its stack to [`run_at_base`],
+/// Why a process is to end, as its end is asked for: a reason given (its own `exit`, a panic),
+/// or the one pending for it (a kill, an exit signal it does not trap, found at a safe point),
+/// which [`begin`] reads itself: the caller then holds nothing across that read, and its frame
+/// has no landing pad for the quick end to stop at (`cleanup_walk`).
+#[derive(Clone, Copy)]
+pub(super) enum Why {
+    Given(ExitReason),
+    Pending,
+}
+
+/// Starts ending the calling process for `why` by unwinding its stack to [`run_at_base`],
 /// where `end` then ends it; `core` is let go first, so no kernel state is held while
-/// destructors run. Returns (a guard again) only when it cannot unwind, and the caller then
+/// destructors run. Returns (a guard again, and the reason) only when it cannot unwind, and the caller then
 /// ends it where it stands, what it holds counted as a fault's is: when it is unwinding already
 /// (a panic in a destructor, or a kill seen at a safe point inside one), when the caller had
 /// IRQs masked (kernel work on the process's behalf: the destructors would run there), when
 /// the heap has no room for the unwind's exception object, or if the unwinder fails.
-pub(super) fn begin(mut core: OnCore, reason: ExitReason, end: EndProcess) -> OnCore {
+///
+/// Never inlined: the quick end's walk starts from this function's own frame record, whose
+/// place is checked once for its one copy (`cleanup_walk::walk`).
+#[inline(never)]
+pub(super) fn begin(mut core: OnCore, why: Why, end: EndProcess) -> (OnCore, ExitReason) {
+    let slot = core.local().current.expect("a process unwinds only its own stack");
+    let process = process::slot(slot);
+    let reason = match why {
+        Why::Given(reason) => reason,
+        Why::Pending => requested_exit(slot),
+    };
+    // SAFETY: the running process on its own core, IRQs masked by `core`; flags and the
+    // stack's bounds are read, no reference kept.
+    let local = unsafe { process.local() };
+    if local.unwinding.is_some() || !core.entered_unmasked() {
+        return (core, reason);
+    }
+    // Most ends find nothing to drop on the way to the base: then the unwind would run no
+    // code, and the process ends here at once, as it would at the base.
+    if let Some(top) = local.stack.as_ref().map(|stack| stack.top()) {
+        let here = cleanup_walk::here();
+        let finding = match cleanup_walk::walk(&here, top) {
+            Finding::Rows => cleanup_walk::walk_rows(&here, top),
+            finding => finding,
+        };
+        let finding = match finding {
+            Finding::Unknown => {
+                // Reading the tables takes more stack than the process may have left.
+                // SAFETY: as above.
+                if let Some(stack) = unsafe { process.local().stack.as_mut() } {
+                    stack.extend_for_unwinding();
+                }
+                cleanup_walk::walk_learning(&here, top, run_at_base as *const () as usize)
+            }
+            finding => finding,
+        };
+        if let Finding::NothingToRun = finding {
+            // SAFETY: as above; a flag is set, no reference kept.
+            unsafe { process.local().ended_at_base = true };
+            bump(&core.scheduler().stats.ends_at_once);
+            end(core, reason)
+        }
+    }
+    (unwind(core, reason, end), reason)
+}
+
+/// [`begin`]'s unwind, out of line so that the quick end above saves only the registers it
+/// uses.
+#[cold]
+#[inline(never)]
+fn unwind(mut core: OnCore, reason: ExitReason, end: EndProcess) -> OnCore {
     let slot = core.local().current.expect("a process unwinds only its own stack");
     let process = process::slot(slot);
     let cause = match reason {
@@ -71,12 +133,9 @@ pub(super) fn begin(mut core: OnCore, reason: ExitReason, end: EndProcess) -> On
         _ if process.exit_requested.load(Ordering::Relaxed) => Unwinding::Requested,
         _ => Unwinding::Own,
     };
-    // SAFETY: the running process on its own core, IRQs masked by `core`; a flag is read and
-    // set, no reference kept.
-    let again = unsafe { process.local().unwinding.replace(cause) }.is_some();
-    if again || !core.entered_unmasked() {
-        return core;
-    }
+    // SAFETY: the running process on its own core, IRQs masked by `core`; a flag is set, no
+    // reference kept.
+    unsafe { process.local().unwinding = Some(cause) };
     // The exception object: on the heap, not on this frame, because the cleanups run on the
     // frames above this one and would overwrite it. Allocated with IRQs masked still, so it is
     // the process's (the heap count of its turn), and freed at its base in the same way. The
@@ -145,6 +204,7 @@ unsafe extern "C" fn stop_at_base(
     // SAFETY: the running process on its own core, IRQs masked; a flag is set, no reference
     // kept.
     unsafe { process::slot(slot).local().ended_at_base = true };
+    bump(&core.scheduler().stats.ends_unwound);
     end(core, reason)
 }
 

@@ -1,7 +1,9 @@
 // memcpy for the kernel and its processes, in place of compiler_builtins' portable one, which
 // moves eight bytes per four instructions. Large copies are common here: the unwinder moves its
 // register-rule rows (kilobytes each) by value dozens of times per unwind, and messages and
-// stacks are copied whole. This loop moves 64 bytes per 10 instructions.
+// stacks are copied whole. This loop moves 64 bytes per 10 instructions, and what is left
+// under 64 bytes takes one step per bit of its length (a 40-byte message: 23 instructions in
+// all, where a word loop takes 36).
 //
 // It only ever makes aligned accesses (8-byte words from 8-aligned addresses, bytes otherwise),
 // because Rust code runs before the MMU is on, when all memory is Device memory and an
@@ -18,6 +20,10 @@
     .p2align 6
 memcpy:
     mov     x3, x0
+    // Both 8-aligned, the common case (Rust's values): straight to the words.
+    orr     x4, x0, x1
+    tst     x4, #7
+    b.eq    .Lmemcpy_aligned
     cmp     x2, #16
     b.lo    .Lmemcpy_bytes
     eor     x4, x0, x1
@@ -33,7 +39,7 @@ memcpy:
     b       .Lmemcpy_head
 .Lmemcpy_aligned:
     subs    x2, x2, #64
-    b.lo    .Lmemcpy_words_left
+    b.lo    .Lmemcpy_tail
 .Lmemcpy_block:
     ldp     x6, x7, [x1, #16]
     ldp     x8, x9, [x1, #32]
@@ -45,17 +51,31 @@ memcpy:
     stp     x10, x11, [x3, #48]
     stp     x4, x5, [x3], #64
     b.hs    .Lmemcpy_block
-.Lmemcpy_words_left:
-    // x2 is the length left minus 64; the words first, then the bytes.
-    adds    x2, x2, #(64 - 8)
-    b.lo    .Lmemcpy_tail
-.Lmemcpy_word:
+.Lmemcpy_tail:
+    // x2 is the length left minus 64, so its low six bits are the length left (under 64):
+    // one step per bit, largest first, every access aligned (the cursors are 8-aligned and
+    // each step keeps them aligned for the smaller ones after it).
+    tbz     x2, #5, 1f
+    ldp     x4, x5, [x1], #16
+    ldp     x6, x7, [x1], #16
+    stp     x4, x5, [x3], #16
+    stp     x6, x7, [x3], #16
+1:  tbz     x2, #4, 2f
+    ldp     x4, x5, [x1], #16
+    stp     x4, x5, [x3], #16
+2:  tbz     x2, #3, 3f
     ldr     x4, [x1], #8
     str     x4, [x3], #8
-    subs    x2, x2, #8
-    b.hs    .Lmemcpy_word
-.Lmemcpy_tail:
-    add     x2, x2, #8
+3:  tbz     x2, #2, 4f
+    ldr     w4, [x1], #4
+    str     w4, [x3], #4
+4:  tbz     x2, #1, 5f
+    ldrh    w4, [x1], #2
+    strh    w4, [x3], #2
+5:  tbz     x2, #0, .Lmemcpy_done
+    ldrb    w4, [x1]
+    strb    w4, [x3]
+    ret
 .Lmemcpy_bytes:
     cbz     x2, .Lmemcpy_done
 .Lmemcpy_byte:
