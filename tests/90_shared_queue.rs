@@ -4,7 +4,9 @@
 //! With `queues=shared`: `fib` and `imbalanced` complete every process exactly once (their own
 //! checks, and spawned = completed + 1 for main); a max-priority process spawned behind 60
 //! queued normal ones starts before all but at most one per core of them (a core may have
-//! picked its level just before the max process was queued); bound processes run only on
+//! picked its level just before the max process was queued; the other cores are held by
+//! high-priority blockers meanwhile, so the normal ones stay queued whatever turns QEMU gives
+//! the vCPUs); bound processes run only on
 //! their core, turn after turn; every core that ran a process took the lock, and nobody stole
 //! (no steal attempts at all). With `placement=round_robin` (either mode): the cores' `spawned`
 //! counts grow by exactly N / cores over N spawns, and with per-core queues each core gives
@@ -44,6 +46,11 @@ static OFF_CORE_TURNS: AtomicUsize = AtomicUsize::new(0);
 /// First turns per core of the placement check's processes.
 static FIRST_TURNS: [AtomicUsize; MAX_CORES] = [const { AtomicUsize::new(0) }; MAX_CORES];
 static GO: AtomicBool = AtomicBool::new(false);
+/// The priority check's blockers: how many hold their core, the word that lets them go, and
+/// how many have ended.
+static BLOCKING: AtomicUsize = AtomicUsize::new(0);
+static RELEASE: AtomicBool = AtomicBool::new(false);
+static BLOCKERS_DONE: AtomicUsize = AtomicUsize::new(0);
 
 fn main() -> ExitCode {
     let cores = smp::cores_online();
@@ -55,33 +62,52 @@ fn main() -> ExitCode {
             let outcome = workloads::run(workload);
             ensure!(outcome.ok, "{}: {}", workload.name(), outcome.detail);
         }
-        // Priority: 60 normal processes queued, then one max process.
-        let normals = 60;
-        for _ in 0..normals {
-            sched::spawn(|| {
-                STARTED.fetch_add(1, Ordering::Relaxed);
-                // About 100 us of work: the cores stay busy while main queues the rest.
-                let mut x = 0u64;
-                for i in 0..30_000u64 {
-                    x = core::hint::black_box(x.wrapping_add(i));
+        // Priority: 60 normal processes queued, then one max process. The queueing is done by a
+        // high-priority process bound to main's core, and every other core is held first by a
+        // high-priority process bound to it, spinning until released: no normal process can
+        // start before the max one is queued, however QEMU shares its turns among the vCPUs.
+        // (Queued by main, they started anyway: under -icount the virtual clock runs with every
+        // vCPU's instructions, so main's slice could end among its spawns, and main went behind
+        // the processes it queued; on one image 59 of 60 had started before the max process was
+        // queued, and nothing was checked.) A high process's slice ends every millisecond; its
+        // core then takes the highest priority queued: the max process once there is one.
+        let here = cpu::core_id();
+        let high = SpawnOptions::default().priority(Priority::High);
+        for core in (0..cores).filter(|&c| c != here) {
+            sched::spawn_with(high.bound_to(core), || {
+                BLOCKING.fetch_add(1, Ordering::Relaxed);
+                while !RELEASE.load(Ordering::Relaxed) {
+                    core::hint::spin_loop();
                 }
+                BLOCKERS_DONE.fetch_add(1, Ordering::Relaxed);
             })
-            .expect("spawn normal");
+            .expect("spawn a blocker");
         }
-        // The count is read and the max process spawned by a max-priority process, not by main:
-        // main has normal priority, and a tick between its read and its spawn would queue it
-        // behind the normal processes it is counting (one FIFO per level in this mode), so the
-        // max process would start late for the test's own reason, not the scheduler's.
-        let max = SpawnOptions::default().priority(Priority::Max);
-        sched::spawn_with(max, move || {
+        while BLOCKING.load(Ordering::Relaxed) < cores - 1 {
+            sched::yield_now();
+        }
+        let normals = 60;
+        sched::spawn_with(high.bound_to(here), move || {
+            for _ in 0..normals {
+                sched::spawn(|| {
+                    STARTED.fetch_add(1, Ordering::Relaxed);
+                    // About 100 us of work: the cores stay busy while the rest wait.
+                    let mut x = 0u64;
+                    for i in 0..30_000u64 {
+                        x = core::hint::black_box(x.wrapping_add(i));
+                    }
+                })
+                .expect("spawn normal");
+            }
             SPAWNED_AFTER.store(STARTED.load(Ordering::Relaxed), Ordering::Relaxed);
+            let max = SpawnOptions::default().priority(Priority::Max);
             sched::spawn_with(max, move || {
                 MAX_STARTED_AT.store(STARTED.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
                 let _ = sched::send(me, Message::Word(1));
             })
             .expect("spawn max");
         })
-        .expect("spawn the max process's spawner");
+        .expect("spawn the queueing process");
         ensure!(matches!(sched::receive_timeout(5_000_000), Some(Message::Word(1))), "the max process did not run");
         let before = SPAWNED_AFTER.load(Ordering::Relaxed);
         let at = MAX_STARTED_AT.load(Ordering::Relaxed);
@@ -96,6 +122,10 @@ fn main() -> ExitCode {
             at - before
         );
         println!("test: max started after {} of {} queued normal processes", at - before, normals - before);
+        RELEASE.store(true, Ordering::Release);
+        while BLOCKERS_DONE.load(Ordering::Relaxed) < cores - 1 {
+            sched::yield_now();
+        }
         // Bound processes: 3 per core, 20 turns each, every turn on their core.
         let bound: Vec<_> = (0..cores * 3)
             .map(|i| {
