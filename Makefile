@@ -41,6 +41,8 @@ ifeq ($(strip $(PURE_CRATES)),)
 $(error scripts/packages.py found no pure crate among the workspace members of Cargo.toml)
 endif
 PURE_CRATE_ARGS := $(foreach c,$(PURE_CRATES),-p $(c))
+# The kernel's stack of crates (kernel/, its layers, boot/; docs/layout.md), read the same way.
+KERNEL_CRATE_ARGS := $(foreach c,$(shell python3 scripts/packages.py kernel-crates),-p $(c))
 SETUP_STAMP := target/.setup-done
 # The Python that has matplotlib, for the charting tools (scripts/mpl-python.sh says why it may
 # not be `python3`). Recursive: looked up when a recipe runs, after setup has installed it.
@@ -48,7 +50,7 @@ MPL_PYTHON = $(or $(shell scripts/mpl-python.sh),python3)
 
 export BOARD SMP CPU MACHINE_OPTS MEM ARGS TIMEOUT
 
-.PHONY: sim-policy structure packages test-packages help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-calibration-full test-handoff test-let-it-crash
+.PHONY: sim-policy structure layers packages test-packages help setup kernel rpi4 run gdb debug test test-host test-qemu test-deque-barrier test-deque-stxr-failure test-signal-queue-stxr-failure test-shared-wake bench mutants check fmt clippy clean sim sim-build sim-calibrate test-sim test-calibration test-calibration-full test-handoff test-let-it-crash
 
 help:
 	@echo "make kernel      build the kernel ELF ($(KERNEL_ELF)); BOARD=rpi4: $(RPI4_QEMU_IMAGE)"
@@ -281,7 +283,7 @@ test-handoff: $(SETUP_STAMP) kernel
 	@echo "==> test-handoff: next_turn_from_process saves no registers and calls nothing out of line"
 	python3 scripts/check-handoff.py
 
-check: fmt clippy structure sim-policy packages
+check: fmt clippy structure layers sim-policy packages
 
 # The quick form of test-packages: a plain cargo in each package directory builds for the
 # package's own target (host packages for the host, the kernel's for bare metal, with no test a
@@ -307,13 +309,18 @@ sim-policy:
 structure:
 	python3 scripts/check-structure.py
 
+# The kernel's stack of crates: each depends only on the layers under it (scripts/check-layers.py;
+# scripts/test_layers.py shows it failing on deliberate violations).
+layers:
+	python3 scripts/check-layers.py
+
 fmt:
 	cargo fmt --all --check
 	cargo fmt --check --manifest-path sim/Cargo.toml
 
 clippy:
 	cargo clippy --all-targets -- -D warnings
-	cargo clippy -p beamcore --lib -- -D warnings
+	cargo clippy $(KERNEL_CRATE_ARGS) --lib -- -D warnings
 	cargo clippy $(PURE_CRATE_ARGS) --all-targets --target $(HOST_TARGET) -- -D warnings
 	cargo clippy $(PURE_CRATE_ARGS) --lib -- -D warnings
 	cargo clippy -p beamcore-host-bench --all-targets --target $(HOST_TARGET) -- -D warnings

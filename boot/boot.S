@@ -23,7 +23,7 @@
 //     there, its stack); on a secondary its own boot stack, the only memory it writes with its
 //     caches off.
 //
-// Constants arrive from Rust as assembler symbols (see boot/mod.rs):
+// Constants arrive from Rust as assembler symbols (see boot/lib.rs):
 //   BOOT_STACK_STRIDE  bytes per core in the boot stack area (stack + guard page)
 //   MAX_CORES          how many stacks the area holds
 

@@ -16,16 +16,10 @@ use crate::platform::{BootargsCut, EnableMethod, Platform, PsciConduit, Region, 
 use crate::time::{self, Deadline};
 use crate::{board, console, println, sched, smp};
 
-static PLATFORM: spin::Once<Platform> = spin::Once::new();
 static CONFIG: spin::Once<Config> = spin::Once::new();
 
 /// How long a secondary core gets to come online.
 const CORE_START_TIMEOUT_US: u64 = 2_000_000;
-
-/// The machine, as discovered at boot.
-pub fn platform() -> &'static Platform {
-    PLATFORM.get().expect("platform discovered during boot")
-}
 
 /// The effective configuration (defaults overridden by bootargs).
 pub fn boot_config() -> &'static Config {
@@ -77,11 +71,16 @@ fn discover(loader_x0: u64) -> (Platform, Discovery) {
     (platform, outcome)
 }
 
-/// The boot core's path from `boot_core_entry` to the program.
+/// The boot core's path from `boot.S` (crates boot/) to the program: the Rust entry of the boot
+/// core, with the loader's x0 and the exception level it was entered at.
 ///
 /// # Safety
-/// Called once, on the boot core, from `boot_core_entry`.
-pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
+/// Called exactly once, by `_start`, on the boot core, with `.bss` zeroed and a valid stack.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn boot_core_entry(loader_x0: u64, entry_el: u64) -> ! {
+    let entry_el = entry_el as u8;
+    // First, before anything can fault: a kernel fault goes down through the panic path.
+    exception::set_fatal(crate::panic::fatal);
     cpu::set_core_id(0);
     let (platform, discovery) = discover(loader_x0);
     let image = layout::image();
@@ -93,7 +92,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     // SAFETY: the identity map is built and covers this code and stack (boot stack 0); no
     // other core runs yet.
     unsafe { mmu::enable_this_core(0) };
-    let platform = PLATFORM.call_once(|| platform);
+    let platform = board::set_platform(platform);
     let uart_clock =
         if board::UART_NEEDS_INIT { platform.uart.clock_hz.or(Some(board::DEFAULT_UART_CLOCK_HZ)) } else { None };
     board::init_uart_pins(platform.uart.region.base as usize);
@@ -163,6 +162,7 @@ pub(crate) unsafe fn boot_core(loader_x0: u64, entry_el: u8) -> ! {
     // What the exception vectors and the tick call: the SMP layer's IRQ handler and the
     // scheduler's hooks (the lower layers name neither).
     exception::set_handlers(exception::Handlers { irq: smp::handle_irq, process_fault: sched::on_process_fault });
+    crate::debug::backtrace::set_process_stack_lookup(sched::current_stack);
     smp::set_handlers(smp::Handlers {
         tick: sched::on_tick,
         timers: sched::on_timers,
@@ -248,12 +248,16 @@ const PAGE: u64 = layout::PAGE_BYTES as u64;
 /// The least RAM for processes the kernel boots with (beyond the heap and its gap).
 const MIN_FRAME_BYTES: u64 = 1 << 20;
 
-/// A secondary core's path from `secondary_core_entry` to its idle loop.
+/// A secondary core's path from `boot.S`'s `_secondary_start` to its idle loop, with its
+/// logical core id.
 ///
 /// # Safety
-/// Called once per secondary core, from `secondary_core_entry`, after the boot core built the
-/// page tables (it starts secondaries only afterwards).
-pub(crate) unsafe fn secondary_core(core_id: usize, _entry_el: u8) -> ! {
+/// Called once per secondary core, by `_secondary_start`, with that core's own boot stack and
+/// `core_id` < `MAX_CORES`, after the boot core has built the page tables (it starts
+/// secondaries only afterwards).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn secondary_core_entry(core_id: u64, _entry_el: u64) -> ! {
+    let core_id = core_id as usize;
     // SAFETY: the identity map is complete (contract) and covers this core's stack and code;
     // `_secondary_start` put this core on boot stack `core_id`, which no other core writes.
     unsafe { mmu::enable_this_core(core_id) };

@@ -21,29 +21,28 @@ extern crate alloc;
 extern crate unwinding;
 
 pub use beamcore_core_set as core_set;
+/// The JSON writer of the `report: {json}` line (crates/json-report).
+pub use beamcore_json_report as report;
 /// The kernel's configuration and its hand-over to the program (crates/bootargs,
 /// crates/program-args).
 pub use beamcore_program_args as config;
-pub mod debug;
-pub mod mm;
-/// The JSON writer of the `report: {json}` line (crates/json-report).
-pub use beamcore_json_report as report;
-pub use beamcore_platform as platform;
 pub mod sched;
 
-pub mod arch;
-pub mod board;
-#[path = "../boot/mod.rs"]
-mod boot;
-pub mod console;
-pub mod core_power;
-pub mod drivers;
+// The layers below the scheduler, each a crate of its own that names nothing above it
+// (docs/layout.md), re-exported under the paths programs have always used.
+/// The hardware layer (kernel/hal): AArch64 support, locks, drivers, boards, time, backtraces;
+/// `platform` is both the machine's description and `platform()`, the one discovered at boot.
+pub use beamcore_hal::{arch, board, debug, drivers, platform, sync, time};
+/// The memory layer (kernel/mm).
+pub use beamcore_mm as mm;
+/// The cores layer (kernel/smp), with the console and core power beside it.
+pub use beamcore_smp as smp;
+pub use beamcore_smp::{console, core_power, println};
+
+use beamcore_boot as boot;
 pub mod exit;
 mod kernel_init;
 mod panic;
-pub mod smp;
-pub mod sync;
-pub mod time;
 
 pub use exit::ExitCode;
-pub use kernel_init::{boot_config, platform};
+pub use kernel_init::boot_config;

@@ -26,7 +26,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCHED = ROOT / "kernel" / "sched"
-EXCEPTION = ROOT / "kernel" / "arch" / "aarch64" / "exception.rs"
+EXCEPTION = ROOT / "kernel" / "hal" / "arch" / "aarch64" / "exception.rs"
 MAX_LINES = 400
 
 # Files allowed over MAX_LINES, each with the reason. Only files other work owns this session

@@ -4,6 +4,8 @@ inside each package directory.
 
     packages.py pure-crates     the workspace members under crates/, by package name (the
                                 Makefile's PURE_CRATES)
+    packages.py kernel-crates   the kernel's stack of crates (kernel/, the layers under it, boot/),
+                                by package name (the Makefile's KERNEL_CRATES)
     packages.py targets         the quick check (`make check`): for each package directory, the
                                 target a plain `cargo` started there builds for (the nearest
                                 .cargo/config.toml's build.target); fails when a host package
@@ -26,8 +28,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BARE_METAL = "aarch64-unknown-none"
 HOST = "host-tuple"
-# Where a plain `cargo` must build for the host: everything but the kernel and what links it.
-BARE_METAL_DIRS = {".", "kernel", "otp"}
+
+
+def is_kernel_dir(directory):
+    """A crate of the kernel's stack: kernel/ itself, a layer under it, or boot/."""
+    return directory == "kernel" or directory.startswith("kernel/") or directory == "boot"
 
 
 def manifest(directory):
@@ -37,6 +42,20 @@ def manifest(directory):
 def members():
     """The root workspace's member directories, as its Cargo.toml lists them."""
     return manifest(".")["workspace"]["members"]
+
+
+def kernel_dirs():
+    return [d for d in members() if is_kernel_dir(d)]
+
+
+def kernel_crates():
+    return [manifest(d)["package"]["name"] for d in kernel_dirs()]
+
+
+def bare_metal_dirs():
+    """Where a plain `cargo` must build for bare metal: the kernel's crates and what links them
+    (the root's programs, otp/); everything else builds for the host."""
+    return {".", "otp", *kernel_dirs()}
 
 
 def pure_crates():
@@ -68,12 +87,13 @@ def default_target(directory):
 
 def target_problems():
     problems = []
+    bare_metal = bare_metal_dirs()
     for directory in package_dirs():
         target = default_target(directory)
-        wanted = BARE_METAL if directory in BARE_METAL_DIRS else HOST
+        wanted = BARE_METAL if directory in bare_metal else HOST
         if target != wanted:
             problems.append(f"{directory}: a plain cargo builds for {target}, not {wanted}")
-        if directory in BARE_METAL_DIRS and directory != ".":
+        if directory in bare_metal and directory != ".":
             # No libtest on bare metal: every target of the kernel's packages keeps tests off.
             lib = manifest(directory).get("lib", {})
             if lib.get("test", True) or lib.get("doctest", True):
@@ -99,6 +119,8 @@ def main():
     command = sys.argv[1] if len(sys.argv) == 2 else None
     if command == "pure-crates":
         print(" ".join(pure_crates()))
+    elif command == "kernel-crates":
+        print(" ".join(kernel_crates()))
     elif command == "targets":
         problems = target_problems()
         for problem in problems:
@@ -106,7 +128,7 @@ def main():
         if problems:
             sys.exit(1)
         print(f"packages: {len(package_dirs())} package directories build for their targets by default "
-              f"(bare metal: {', '.join(sorted(BARE_METAL_DIRS))}; host: the rest)")
+              f"(bare metal: {', '.join(sorted(bare_metal_dirs()))}; host: the rest)")
     elif command == "test":
         run_tests()
     else:

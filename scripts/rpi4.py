@@ -3,7 +3,7 @@
 
     rpi4.py image         target/rpi4/: kernel8.img (no semihosting, checked) + config.txt
     rpi4.py qemu-image    target/rpi4-qemu/: kernel8.img with semihosting (QEMU exits with the
-                          kernel's status) + raspi4b.dtb compiled from kernel/board/rpi4-qemu.dts
+                          kernel's status) + raspi4b.dtb compiled from kernel/hal/board/rpi4-qemu.dts
     rpi4.py sd-card ELF --out DIR [--cmdline ARGS]
                           DIR/: kernel8.img (checked), config.txt, cmdline.txt and the ELF, from
                           an ELF built elsewhere: a program in a project of its own (template/'s
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CARGO_TARGET_DIRS = {False: ROOT / "target" / "rpi4-build" / "board", True: ROOT / "target" / "rpi4-build" / "qemu"}
 IMAGE_DIR = ROOT / "target" / "rpi4"
 QEMU_DIR = ROOT / "target" / "rpi4-qemu"
-DTS = ROOT / "kernel" / "board" / "rpi4-qemu.dts"
+DTS = ROOT / "kernel" / "hal" / "board" / "rpi4-qemu.dts"
 TARGET = "aarch64-unknown-none"
 
 # `hlt #0xf000`, the AArch64 semihosting trap, as the little-endian word the CPU fetches:

@@ -126,7 +126,7 @@ rpi4_boot() {
         [ -s "$card/$file" ] || { echo "check: $card/$file missing"; return 1; }
     done
     local dtb="$work/raspi4b.dtb" out="$work/logs/rpi4-console.log"
-    dtc -q -I dts -O dtb -o "$dtb" "$root/kernel/board/rpi4-qemu.dts" || return 1
+    dtc -q -I dts -O dtb -o "$dtb" "$root/kernel/hal/board/rpi4-qemu.dts" || return 1
     : >"$out"
     # python3 replaces itself with QEMU (exec): $! is QEMU's process.
     python3 "$root/scripts/qemu.py" --board rpi4 --no-semihosting --dtb "$dtb" \

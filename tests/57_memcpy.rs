@@ -1,4 +1,4 @@
-//! The kernel's own `memcpy` (kernel/arch/aarch64/memcpy.S) copies exactly the bytes asked for:
+//! The kernel's own `memcpy` (kernel/hal/arch/aarch64/memcpy.S) copies exactly the bytes asked for:
 //! every source and destination offset within 16 bytes (so every relative alignment, the word
 //! path and the byte path), every length up to 300 and lengths around 4 KiB, the bytes on each
 //! side of the destination untouched. The copies go through `memcpy` itself: their length is

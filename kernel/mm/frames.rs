@@ -21,9 +21,9 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::heap::OutOfMemory;
 use super::layout::{MAX_CORES, PAGE_BYTES};
 use crate::arch::{context, cpu};
+use crate::error::OutOfMemory;
 use crate::platform::Region;
 use crate::sync::IrqSpinLock;
 

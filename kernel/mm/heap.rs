@@ -18,14 +18,14 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::alloc::{GlobalAlloc, Layout};
-use core::fmt;
+
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 
 use linked_list_allocator::Heap;
 
-use crate::mm::frames;
-use crate::mm::layout::{MAX_CORES, PAGE_BYTES};
+use crate::frames;
+use crate::layout::{MAX_CORES, PAGE_BYTES};
 use crate::sync::IrqSpinLock;
 
 /// Heap bytes kept for the kernel whatever the load, and per live process (see the module
@@ -40,16 +40,26 @@ const GROW_MIN_BYTES: usize = 1 << 20;
 static USED: AtomicUsize = AtomicUsize::new(0);
 static SIZE: AtomicUsize = AtomicUsize::new(0);
 
-/// The heap has no free block large enough.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct OutOfMemory {
-    pub requested_bytes: usize,
+pub use crate::error::OutOfMemory;
+
+/// Processes alive, for whom the kernel keeps its reserve ([`kernel_reserve`]). The process
+/// table stores it at every spawn and end ([`set_live_processes`]); every fallible allocation
+/// reads it. It is kept here, in the layer below the scheduler, so that the heap never calls up
+/// for it. Relaxed: a count read for a bound, stored under the table's lock; an allocation that
+/// races a spawn sees the count before or after it, either of which is a reserve that held a
+/// moment ago.
+static LIVE_PROCESSES: AtomicUsize = AtomicUsize::new(0);
+
+/// Records that `live` processes are alive (the process table, under its lock).
+#[inline]
+pub fn set_live_processes(live: usize) {
+    LIVE_PROCESSES.store(live, Ordering::Relaxed);
 }
 
-impl fmt::Display for OutOfMemory {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "out of memory: no free block of {} bytes", self.requested_bytes)
-    }
+/// Processes alive, as the process table last recorded.
+#[inline]
+pub fn live_processes() -> usize {
+    LIVE_PROCESSES.load(Ordering::Relaxed)
 }
 
 struct KernelHeap(IrqSpinLock<HeapState>);
@@ -279,7 +289,7 @@ pub fn within_reserve(bytes: usize, live_processes: usize) -> bool {
 /// kernel's reserve).
 pub fn try_allocate(layout: Layout) -> Result<NonNull<u8>, OutOfMemory> {
     let refused = OutOfMemory { requested_bytes: layout.size() };
-    if !within_reserve(layout.size(), crate::sched::process_count()) {
+    if !within_reserve(layout.size(), live_processes()) {
         return Err(refused);
     }
     HEAP.0.lock().allocate(layout).ok_or(refused)

@@ -20,12 +20,12 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::heap::OutOfMemory;
 use super::layout::{
     BIG_STACK_CLASSES, BIG_STACKS_BYTES, BIG_STACKS_VA, PAGE_BYTES, SLOT_STACK_STRIDE, big_stack_class,
     big_stack_reservation, slot_stack_top, stack_bytes_for,
 };
 use super::{frames, vmap};
+use crate::error::OutOfMemory;
 use crate::sync::IrqSpinLock;
 
 pub use super::layout::{MAX_STACK_BYTES, MIN_STACK_BYTES};

@@ -15,10 +15,10 @@
 //! acquire), so it changes without a lock too.
 
 use super::frames;
-use super::heap::OutOfMemory;
 use super::layout::{PAGE_BYTES, PROCESS_REGION_START};
 use super::paging::{MemoryKind, page_address, page_descriptor, table_address, table_descriptor, table_index};
 use crate::arch::mmu;
+use crate::error::OutOfMemory;
 use crate::sync::IrqSpinLock;
 
 /// Serialises the creation of tables (several cores may need one in the same level-2 table).

@@ -28,8 +28,6 @@ fn spawn_frame_reserve() -> usize {
 
 /// Serialises making slots (`SLOTS_MADE` only ever grows by one, in order).
 static MAKING: IrqSpinLock<()> = IrqSpinLock::new(());
-/// Processes alive (a mirror of `FreeSlots::live`, readable without the lock).
-static LIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// Free slots whose stack page is still mapped (a mirror of `FreeSlots::mapped_len`).
 static CACHED_STACK_PAGES: AtomicUsize = AtomicUsize::new(0);
@@ -89,7 +87,7 @@ pub(crate) fn init_table() -> Result<(), OutOfMemory> {
 /// `slot_stack_mapped`). The slot is the caller's; nothing else can reach it until its state
 /// says it is alive. IRQs masked, kernel stack (`context::on_kernel_stack`).
 pub(crate) fn allocate(stack_bytes: usize) -> Result<u32, SpawnError> {
-    let live = LIVE.load(Ordering::Relaxed);
+    let live = heap::live_processes();
     if !heap::within_reserve(0, live + 1) {
         return Err(SpawnError::OutOfMemory(OutOfMemory { requested_bytes: heap::kernel_reserve(live + 1) }));
     }
@@ -129,7 +127,7 @@ fn take_slot() -> Result<(u32, bool), SpawnError> {
             None => free.pop(false).map(|index| (index, false)),
         };
         free.live += 1;
-        LIVE.store(free.live, Ordering::Relaxed);
+        heap::set_live_processes(free.live);
         if let Some(taken) = taken {
             return Ok(taken);
         }
@@ -137,7 +135,7 @@ fn take_slot() -> Result<(u32, bool), SpawnError> {
     make_slot().map(|index| (index, false)).inspect_err(|_| {
         let mut free = FREE.lock();
         free.live -= 1;
-        LIVE.store(free.live, Ordering::Relaxed);
+        heap::set_live_processes(free.live);
     })
 }
 
@@ -174,7 +172,7 @@ fn put_slot(index: u32, top_mapped: bool) {
     let mut free = FREE.lock_irqs_masked();
     free.push(top_mapped, index);
     free.live -= 1;
-    LIVE.store(free.live, Ordering::Relaxed);
+    heap::set_live_processes(free.live);
 }
 
 /// Returns a slot whose process has ended (its stack freed with `stacks::free`).
@@ -195,5 +193,5 @@ fn reclaim_stack_page() -> Option<usize> {
 
 /// Processes alive now.
 pub(crate) fn live_count() -> usize {
-    LIVE.load(Ordering::Relaxed)
+    heap::live_processes()
 }

@@ -9,7 +9,7 @@ use super::percore::CORES;
 use super::{Sgi, send_sgi};
 use crate::arch::cpu;
 use crate::arch::timer;
-use crate::mm::layout::MAX_CORES;
+use crate::layout::MAX_CORES;
 
 /// Set when the run is ending and every core is being parked.
 static HALTING: AtomicBool = AtomicBool::new(false);

@@ -11,14 +11,14 @@ use super::handlers::HANDLERS;
 use super::percore::CORES;
 use super::{Sgi, SmpError, cores_online, send_sgi, wait_until};
 use crate::arch::cpu;
-use crate::mm::layout::MAX_CORES;
+use crate::layout::MAX_CORES;
 
 /// A unit of work queued for a core.
 pub type Job = Box<dyn FnOnce() + Send + 'static>;
 
 /// The leaving core closes its jobs queue: `run_on` refuses it from now on (`CoreOffline`).
 /// Returns the jobs queued before, for the caller to run before it goes.
-pub(crate) fn close_jobs() -> VecDeque<Job> {
+pub fn close_jobs() -> VecDeque<Job> {
     let me = &CORES[cpu::core_id()];
     let mut jobs = me.jobs.lock();
     // ORDERING: Relaxed: read and written under the jobs lock, which `run_on` holds to check it.
@@ -115,7 +115,7 @@ impl Drop for HeldOnCore {
 }
 
 /// The next job queued for the calling core (scheduler side, IRQs masked).
-pub(crate) fn take_job() -> Option<Job> {
+pub fn take_job() -> Option<Job> {
     let me = &CORES[cpu::core_id()];
     // Relaxed (was Acquire): a hint only, see `run_on`; the lock below publishes the job.
     if me.job_count.load(Ordering::Relaxed) == 0 {
@@ -129,7 +129,7 @@ pub(crate) fn take_job() -> Option<Job> {
 }
 
 /// True when jobs wait for the calling core.
-pub(crate) fn has_jobs() -> bool {
+pub fn has_jobs() -> bool {
     // Relaxed (was SeqCst, "paired" with a SeqCst increment that reads nothing after it, so
     // it closed no store-buffering race): a sleeper that misses a just-queued job still wakes,
     // because `run_on` always sends the Wake SGI after counting (see there).

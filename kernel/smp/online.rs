@@ -19,7 +19,7 @@ pub fn gic() -> &'static Gic {
 }
 
 /// Boot core: sets up the interrupt controller's distributor and the tick period.
-pub(crate) fn init_boot(gic: Gic, tick_period_counts: u64) {
+pub fn init_boot(gic: Gic, tick_period_counts: u64) {
     gic.init_distributor();
     GIC.call_once(|| gic);
     TICK_PERIOD.store(tick_period_counts.max(1), Ordering::Relaxed);
@@ -27,7 +27,7 @@ pub(crate) fn init_boot(gic: Gic, tick_period_counts: u64) {
 
 /// Every core, once, with IRQs still masked: its interrupt interface and timer, then it is
 /// online. Prints the console contract's `core <id> online` line.
-pub(crate) fn bring_core_online(id: usize) -> Result<(), GicError> {
+pub fn bring_core_online(id: usize) -> Result<(), GicError> {
     let mpidr = cpu::mpidr();
     let me = &CORES[id];
     me.mpidr.store(mpidr, Ordering::Relaxed);
@@ -56,7 +56,7 @@ pub(crate) fn bring_core_online(id: usize) -> Result<(), GicError> {
 /// A core coming back from offline (PSCI `CPU_ON` again, or released from its park), IRQs
 /// masked: its interrupt interface and timer again, then it is online. It does not count itself
 /// in `cores_online` again: its id was counted at boot. Its jobs queue opens again.
-pub(crate) fn rejoin_this_core(id: usize) -> Result<(), GicError> {
+pub fn rejoin_this_core(id: usize) -> Result<(), GicError> {
     let me = &CORES[id];
     let mpidr = cpu::mpidr();
     let gic = gic();
@@ -77,7 +77,7 @@ pub(crate) fn rejoin_this_core(id: usize) -> Result<(), GicError> {
 /// The leaving core's last step before its power goes or it parks: its timer stops, its GIC
 /// interface closes (so it takes no interrupt), and it is no longer online (no SGI is sent to
 /// it). IRQs must be masked.
-pub(crate) fn stop_this_core_for_offline() {
+pub fn stop_this_core_for_offline() {
     let me = &CORES[cpu::core_id()];
     timer::stop();
     gic().disable_this_core();
@@ -86,6 +86,6 @@ pub(crate) fn stop_this_core_for_offline() {
 }
 
 /// Counts one more offline period of core `id` (once it is off).
-pub(crate) fn note_offline(id: usize) {
+pub fn note_offline(id: usize) {
     CORES[id].offline_count.fetch_add(1, Ordering::Relaxed);
 }

@@ -7,7 +7,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering
 
 use super::Job;
 use crate::core_set::CoreSet;
-use crate::mm::layout::MAX_CORES;
+use crate::layout::MAX_CORES;
 use crate::sync::IrqSpinLock;
 
 /// What a core shares with the others. One cache line apart from its neighbours, so one
@@ -42,7 +42,7 @@ pub struct PerCore {
     /// Times the core went offline.
     pub(super) offline_count: AtomicU64,
     /// The release word of a core parked offline without PSCI (`core_power`).
-    pub(crate) release: AtomicBool,
+    pub release: AtomicBool,
 }
 
 impl PerCore {

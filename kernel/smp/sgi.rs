@@ -7,7 +7,7 @@ use core::sync::atomic::Ordering;
 use super::percore::{CORES, PerCore};
 use super::{SmpError, gic};
 use crate::arch::cpu;
-use crate::mm::layout::MAX_CORES;
+use crate::layout::MAX_CORES;
 
 /// Software-generated interrupts the kernel uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

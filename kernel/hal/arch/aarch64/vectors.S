@@ -1,7 +1,7 @@
 // EL1 exception vector table and the common save/restore path.
 //
 // Every exception saves the whole interrupted context on the EL1 stack in a `TrapFrame`
-// (kernel/arch/aarch64/exception.rs): x0-x30, SP_EL0, ELR, SPSR, FPCR, FPSR and q0-q31. The
+// (kernel/hal/arch/aarch64/exception.rs): x0-x30, SP_EL0, ELR, SPSR, FPCR, FPSR and q0-q31. The
 // FP/SIMD registers are part of it because Rust code on this target uses them freely, and an
 // interrupt must hand the interrupted code its registers back unchanged.
 //

@@ -36,7 +36,7 @@ use super::unwind::{self, MAX_FRAMES, Stop, Walk};
 use crate::arch::context::on_kernel_stack;
 use crate::arch::cpu;
 use crate::arch::exception::TrapFrame;
-use crate::mm::layout::{self, MAX_CORES};
+use crate::layout::{self, MAX_CORES};
 
 /// The most `inlined:` lines one frame prints (deeper chains are cut at the innermost ones).
 const MAX_INLINED: usize = 8;
@@ -63,7 +63,19 @@ fn stacks_of_this_core() -> [Range<usize>; 2] {
     } else {
         0..0
     };
-    [boot, crate::sched::current_stack().unwrap_or(0..0)]
+    let process = PROCESS_STACK.get().and_then(|lookup| lookup()).unwrap_or(0..0);
+    [boot, process]
+}
+
+/// Where the stack of the process this core runs lies, if it runs one: the scheduler's
+/// answer, registered at boot ([`set_process_stack_lookup`]). This layer sits below the
+/// scheduler and cannot name it; until one is registered, walks keep to the boot stack.
+static PROCESS_STACK: spin::Once<fn() -> Option<Range<usize>>> = spin::Once::new();
+
+/// Registers the scheduler's lookup of the running process's mapped stack (the boot core,
+/// once; later calls are ignored).
+pub fn set_process_stack_lookup(lookup: fn() -> Option<Range<usize>>) {
+    PROCESS_STACK.call_once(|| lookup);
 }
 
 /// The walk from `fp`, or `None` if this core is already in the middle of one (a panic or fault

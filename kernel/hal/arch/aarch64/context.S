@@ -7,7 +7,7 @@
 //
 // A voluntary switch saves only what AAPCS64 says a callee must preserve: x19-x28, fp, lr and
 // d8-d15 (the low halves of v8-v15), pushed on the stack being left, and that stack's pointer
-// in its `Context` (kernel/arch/aarch64/context.rs: one word, so a process control block holds
+// in its `Context` (kernel/hal/arch/aarch64/context.rs: one word, so a process control block holds
 // 8 bytes of context, not 168). The frame, from the saved stack pointer up:
 //   0 x19 x20 | 16 x21 x22 | 32 x23 x24 | 48 x25 x26 | 64 x27 x28 | 80 x29 x30
 //   96 d8 d9 | 112 d10 d11 | 128 d12 d13 | 144 d14 d15 | 160 end (SAVED_FRAME_BYTES)

@@ -20,6 +20,24 @@
 //! for a core), `wait` (sleeping until a condition holds), `halt` (parking every core at the
 //! end), `watchdog` (the run's deadline), `handlers` (the scheduler's registered seam) and
 //! `error`. This file only re-exports: callers name `smp::x`, never a file.
+//!
+//! It is the cores layer of the kernel's stack of crates (docs/layout.md), on the hardware layer
+//! and the boot code. Two neighbours live here because of what they need from it: the console
+//! (`console`), whose lock must give way to the end of a run (`halting`, `halt_this_core`), and
+//! powering a core down and up (`core_power`), which restarts it at the boot code's entry.
+
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+extern crate alloc;
+
+use beamcore_boot as boot;
+use beamcore_core_set as core_set;
+use beamcore_hal::{arch, board, drivers, layout, platform, sync, time};
+
+pub mod console;
+pub mod core_power;
 
 mod error;
 mod halt;
@@ -38,9 +56,13 @@ pub use halt::{halt_other_cores, halt_this_core, halting};
 pub use handlers::{Handlers, set_handlers};
 pub use irq::handle_irq;
 pub use jobs::{Job, run_on, run_on_all_and_wait};
-pub(crate) use jobs::{close_jobs, has_jobs, take_job};
+// For the scheduler above and the kernel's bring-up: how a core's scheduler loop takes its jobs
+// and how a core comes online, returns and goes offline. Not for programs.
+#[doc(hidden)]
+pub use jobs::{close_jobs, has_jobs, take_job};
 pub use online::gic;
-pub(crate) use online::{bring_core_online, init_boot, note_offline, rejoin_this_core, stop_this_core_for_offline};
+#[doc(hidden)]
+pub use online::{bring_core_online, init_boot, note_offline, rejoin_this_core, stop_this_core_for_offline};
 pub use percore::{PerCore, core, cores_online};
 pub use sgi::{Sgi, ping, send_sgi};
 pub use tick::deadline_added;

@@ -8,7 +8,7 @@ use tock_registers::register_structs;
 use tock_registers::registers::{ReadOnly, ReadWrite};
 
 use super::{DEFAULT_PRIORITY, GicError, PRIORITY_MASK};
-use crate::mm::layout::MAX_CORES;
+use crate::layout::MAX_CORES;
 
 register_structs! {
     DistributorRegisters {

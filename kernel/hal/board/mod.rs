@@ -13,6 +13,25 @@ mod rpi4;
 #[cfg(feature = "board-rpi4")]
 pub use rpi4::*;
 
+/// Baud rate programmed on boards whose UART needs initialising (the console's, and the one
+/// line printed when the kernel is entered at EL3).
+pub const CONSOLE_BAUD: u32 = 115_200;
+
+/// The machine as discovered at boot (device tree or the board's defaults), set once by the
+/// boot core before any other core starts.
+static DISCOVERED: spin::Once<Platform> = spin::Once::new();
+
+/// Records the machine discovered at boot and returns the kept copy (the boot core, once;
+/// a later call keeps the first).
+pub fn set_platform(platform: Platform) -> &'static Platform {
+    DISCOVERED.call_once(|| platform)
+}
+
+/// The machine, as discovered at boot.
+pub fn platform() -> &'static Platform {
+    DISCOVERED.get().expect("platform discovered during boot")
+}
+
 /// Reads the device tree at `address` if one is there (checks the magic and a sane size).
 /// Removes the tree's NOP tokens in place first (see [`crate::platform::remove_nops`]).
 ///

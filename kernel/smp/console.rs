@@ -25,8 +25,8 @@ use crate::arch::cpu;
 use crate::drivers::pl011::Pl011;
 use crate::sync::IrqSpinLock;
 
-/// Baud rate programmed on boards whose UART needs initialising.
-pub const BAUD: u32 = 115_200;
+/// Baud rate programmed on boards whose UART needs initialising (the board's).
+pub use crate::board::CONSOLE_BAUD as BAUD;
 
 /// UART base used until [`init`] (and by the early/panic path when [`init`] never ran).
 static UART_BASE: AtomicUsize = AtomicUsize::new(crate::board::DEFAULT_UART_BASE);
@@ -108,8 +108,8 @@ fn lock_console() -> crate::sync::IrqSpinLockGuard<'static, ()> {
         }
         // The run is ending and the final words may keep the console for good: park rather
         // than spin with IRQs masked, where the halt SGI could not reach this core.
-        if crate::smp::halting() {
-            crate::smp::halt_this_core();
+        if crate::halting() {
+            crate::halt_this_core();
         }
     }
 }

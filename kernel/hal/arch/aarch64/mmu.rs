@@ -12,9 +12,11 @@ use core::cell::UnsafeCell;
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{ID_AA64MMFR0_EL1, MAIR_EL1, Readable, SCTLR_EL1, TCR_EL1, TTBR0_EL1, Writeable};
 
-use crate::mm::layout::{GUARD_BYTES, ImageLayout, MAX_CORES, PAGE_BYTES, PROCESS_REGION_START};
-use crate::mm::paging::{self, MAIR_VALUE, MapError, MemoryKind, PageTables, ReadTables, Translation, VA_BITS};
+use crate::layout::{GUARD_BYTES, ImageLayout, MAX_CORES, PAGE_BYTES, PROCESS_REGION_START};
 use crate::platform::{GicDescription, Platform, Region};
+use beamcore_page_tables::{
+    self as paging, MAIR_VALUE, MapError, MemoryKind, PageTables, ReadTables, Translation, VA_BITS,
+};
 
 /// Translation tables beyond the root: enough for a few GiB of RAM split around the kernel
 /// image and the device windows of both boards. (The process region's tables are frames.)
@@ -141,7 +143,7 @@ pub fn translate(address: u64) -> Option<Translation> {
 /// are started after it), the code and stack in use are identity-mapped by it, the caller runs
 /// on the boot stack of `core`, and no other core writes that stack or (for core 0) .data/.bss.
 pub unsafe fn enable_this_core(core: usize) {
-    let image = crate::mm::layout::image();
+    let image = crate::layout::image();
     let (_, stack_start, stack_top) = image.boot_stack(core);
     let written_start = if core == 0 { image.data_start } else { stack_start };
     // SAFETY: the tables are no longer written (contract); `root_address` only computes the

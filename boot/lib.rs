@@ -1,14 +1,21 @@
 //! The first Rust code a core runs: from the entry assembly in `boot.S` to the kernel proper.
 //!
 //! `boot.S` leaves each core at EL1 with FP/SIMD enabled, a boot stack, exception vectors and
-//! the MMU still off. The boot core then calls [`boot_core_entry`] with the loader's x0 and
-//! the exception level it was entered at; secondaries call [`secondary_core_entry`] with their
-//! logical core id.
+//! the MMU still off. The boot core then calls `boot_core_entry` with the loader's x0 and the
+//! exception level it was entered at; secondaries call `secondary_core_entry` with their logical
+//! core id. Both are the kernel crate's (its bring-up): this crate sits low in the kernel's stack
+//! of crates (on the hardware layer only), and the assembly reaches up by symbol, as a C
+//! kernel's start code calls its `main`.
 //!
 //! A core entered at EL3 does not get that far: `boot.S` parks all but one, and that one calls
 //! [`el3_entry_refused`], which says why on the board's default UART and ends the run.
 
-use crate::mm::layout::{BOOT_STACK_STRIDE_BYTES, MAX_CORES};
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+use beamcore_hal::layout::{BOOT_STACK_STRIDE_BYTES, MAX_CORES};
+use beamcore_hal::{board, drivers};
 
 core::arch::global_asm!(
     ".equ BOOT_STACK_STRIDE, {stride}",
@@ -17,27 +24,6 @@ core::arch::global_asm!(
     stride = const BOOT_STACK_STRIDE_BYTES,
     max_cores = const MAX_CORES,
 );
-
-/// Rust entry of the boot core.
-///
-/// # Safety
-/// Called exactly once, by `_start`, on the boot core, with `.bss` zeroed and a valid stack.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn boot_core_entry(loader_x0: u64, entry_el: u64) -> ! {
-    // SAFETY: forwarded contract: first and only call on the boot core.
-    unsafe { crate::kernel_init::boot_core(loader_x0, entry_el as u8) }
-}
-
-/// Rust entry of a secondary core.
-///
-/// # Safety
-/// Called once per secondary core, by `_secondary_start`, with that core's own boot stack and
-/// `core_id` < `MAX_CORES`, after the boot core has built the page tables.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn secondary_core_entry(core_id: u64, entry_el: u64) -> ! {
-    // SAFETY: forwarded contract.
-    unsafe { crate::kernel_init::secondary_core(core_id as usize, entry_el as u8) }
-}
 
 /// The one line printed when the kernel is entered at EL3 (QEMU `virt,secure=on`).
 pub const EL3_REFUSAL: &str =
@@ -61,13 +47,13 @@ pub const EL3_EXIT_STATUS: u32 = 3;
 /// FP/SIMD untrapped and the MMU off; every other core is parked and touches no device.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn el3_entry_refused() -> ! {
-    let base = crate::board::DEFAULT_UART_BASE;
-    crate::board::init_uart_pins(base);
+    let base = board::DEFAULT_UART_BASE;
+    board::init_uart_pins(base);
     // SAFETY: the board's console PL011 (MMU off: physical, device memory); the only core
     // running code (the others are parked, per the contract), so nothing else drives it.
-    let uart = unsafe { crate::drivers::pl011::Pl011::new(base) };
-    if crate::board::UART_NEEDS_INIT {
-        uart.init(crate::board::DEFAULT_UART_CLOCK_HZ, crate::console::BAUD);
+    let uart = unsafe { drivers::pl011::Pl011::new(base) };
+    if board::UART_NEEDS_INIT {
+        uart.init(board::DEFAULT_UART_CLOCK_HZ, board::CONSOLE_BAUD);
     }
     uart.write_str(EL3_REFUSAL);
     uart.write_str("\n");

@@ -19,7 +19,6 @@ use aarch64_cpu::asm::barrier;
 
 use crate::arch::{cpu, psci};
 use crate::platform::{EnableMethod, PsciConduit};
-use crate::smp;
 
 /// Why the hardware side of a transition failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +55,7 @@ pub fn mechanism() -> Mechanism {
 /// The calling core, already stopped (`smp::stop_this_core_for_offline`) with IRQs masked:
 /// powers it off, or parks it. PSCI: never returns unless the firmware refuses, with why (the
 /// caller then rejoins at once). Park: returns once released (the caller then rejoins).
-pub(crate) fn power_down_this_core() -> Result<(), PowerError> {
+pub fn power_down_this_core() -> Result<(), PowerError> {
     match mechanism() {
         Mechanism::Psci(conduit) => Err(PowerError::Psci(psci::cpu_off(conduit))),
         Mechanism::Park => {
@@ -69,7 +68,7 @@ pub(crate) fn power_down_this_core() -> Result<(), PowerError> {
 /// WFE until the release word says go. IRQs are masked and the GIC interface is closed, so
 /// nothing but an event ends a WFE; a spurious wake just looks at the word again.
 fn park_until_released() {
-    let me = smp::core(cpu::core_id());
+    let me = crate::core(cpu::core_id());
     loop {
         // ORDERING: Acquire, paired with the Release store in `power_up`: the core that released
         // us published everything before it (nothing in particular: the scheduler's state is
@@ -86,7 +85,7 @@ fn park_until_released() {
 /// has taken it down). Park: always (the release word waits for it).
 pub fn is_powered_down(id: usize) -> Result<bool, PowerError> {
     match mechanism() {
-        Mechanism::Psci(conduit) => psci::affinity_info(conduit, smp::core(id).mpidr())
+        Mechanism::Psci(conduit) => psci::affinity_info(conduit, crate::core(id).mpidr())
             .map(|state| state == psci::PowerState::Off)
             .map_err(PowerError::Psci),
         Mechanism::Park => Ok(true),
@@ -99,11 +98,11 @@ pub fn power_up(id: usize) -> Result<(), PowerError> {
     match mechanism() {
         Mechanism::Psci(conduit) => {
             let entry = crate::boot::_secondary_start as *const () as u64;
-            psci::cpu_on(conduit, smp::core(id).mpidr(), entry, id as u64).map_err(PowerError::Psci)
+            psci::cpu_on(conduit, crate::core(id).mpidr(), entry, id as u64).map_err(PowerError::Psci)
         }
         Mechanism::Park => {
             // ORDERING: Release, paired with the parked core's Acquire swap.
-            smp::core(id).release.store(true, Ordering::Release);
+            crate::core(id).release.store(true, Ordering::Release);
             // ORDERING: DSB: the word is visible before the event that wakes the parked core
             // (SEV is no memory access, so a DMB would not order it).
             barrier::dsb(barrier::ISH);

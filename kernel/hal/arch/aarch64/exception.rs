@@ -7,10 +7,11 @@
 //! hit its guard page) and the kernel goes on. Any other exception, or one no handler claims,
 //! is a kernel fault: it prints the exception class, ELR, FAR, every register and the
 //! backtrace of the interrupted code, then a `PANIC` line, and exits QEMU with a failure status
-//! (the console contract in README.md). This module names neither the scheduler nor the SMP
-//! layer: the boot code wires them in.
+//! (the console contract in README.md), through the kernel's way down registered first thing at
+//! boot ([`set_fatal`]). This module names no layer above it: the boot code wires them in.
 
 use core::fmt;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
 use tock_registers::LocalRegisterCopy;
@@ -37,6 +38,39 @@ static HANDLERS: spin::Once<Handlers> = spin::Once::new();
 /// ignored.
 pub fn set_handlers(handlers: Handlers) {
     HANDLERS.call_once(|| handlers);
+}
+
+/// How the kernel goes down: prints `details`, then a `PANIC` line with `message`, and ends the
+/// run (the kernel crate's `panic::fatal`).
+pub type Fatal = fn(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> !;
+
+/// The registered [`Fatal`] as an address (0: none yet). A plain word rather than a `Once`: it
+/// is written before the MMU is on, where exclusives are not to be relied on. Relaxed: the boot
+/// core stores it before any other core runs or any exception is expected, and the other cores
+/// are started after it (their start orders everything the boot core wrote before).
+static FATAL: AtomicUsize = AtomicUsize::new(0);
+
+/// Registers the kernel's way down. The boot core, first thing, before anything can fault.
+pub fn set_fatal(fatal: Fatal) {
+    FATAL.store(fatal as usize, Ordering::Relaxed);
+}
+
+/// Goes down through the registered [`Fatal`], or parks this core with IRQs masked if none is
+/// registered yet (an exception before the boot core's first line of Rust: nothing to print
+/// with).
+fn go_down(details: fmt::Arguments<'_>, message: fmt::Arguments<'_>) -> ! {
+    let fatal = FATAL.load(Ordering::Relaxed);
+    if fatal != 0 {
+        // SAFETY: a non-zero FATAL was stored by `set_fatal` from a value of type `Fatal`, and a
+        // function pointer survives the round trip through `usize` (same size, no provenance
+        // beyond the address on this target).
+        let fatal: Fatal = unsafe { core::mem::transmute::<usize, Fatal>(fatal) };
+        fatal(details, message)
+    }
+    let _ = super::cpu::irq_save();
+    loop {
+        super::cpu::wait_for_interrupt();
+    }
 }
 
 /// Why a synchronous exception was taken: ESR_EL1 and FAR_EL1 as read on entry.
@@ -271,5 +305,5 @@ unsafe extern "C" fn exception_dispatch(vector: u64, frame: *mut TrapFrame) {
         backtrace,
     };
     let class = class_name(report.esr);
-    crate::panic::fatal(format_args!("{report}"), format_args!("unexpected exception: {class}"));
+    go_down(format_args!("{report}"), format_args!("unexpected exception: {class}"));
 }
