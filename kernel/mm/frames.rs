@@ -113,32 +113,39 @@ static HEAP_GAP: AtomicUsize = AtomicUsize::new(0);
 /// process slot's stack page), or `None`. Set once at boot by the scheduler.
 static RECLAIMER: spin::Once<fn() -> Option<usize>> = spin::Once::new();
 
-/// A core's frames at hand.
-struct Cache {
-    frames: UnsafeCell<[usize; CACHE_FRAMES]>,
-    len: UnsafeCell<usize>,
+/// A core's frames at hand: `frames[..len]`.
+struct Frames {
+    frames: [usize; CACHE_FRAMES],
+    len: usize,
 }
 
+/// One [`Frames`] per core.
+struct Cache(UnsafeCell<Frames>);
+
 // SAFETY: each `Cache` is used only by its own core, with IRQs masked and on the kernel stack
-// (`this_cache` checks both in debug builds): never by two contexts at once.
+// (`with_this_cache` checks both in debug builds), and only inside `with_this_cache`, whose
+// closures do not call it again: never by two contexts at once.
 unsafe impl Sync for Cache {}
 
 static CACHES: [Cache; MAX_CORES] =
-    [const { Cache { frames: UnsafeCell::new([0; CACHE_FRAMES]), len: UnsafeCell::new(0) } }; MAX_CORES];
+    [const { Cache(UnsafeCell::new(Frames { frames: [0; CACHE_FRAMES], len: 0 })) }; MAX_CORES];
 
-/// The calling core's cache.
+/// Runs `f` on the calling core's cache. The borrow lasts for the call only, so no second
+/// `&mut` to the same cache can exist: `f` is one of this file's closures, which touch the cache
+/// and the pool's lock and call nothing that could come back here (the reclaimer, which may,
+/// runs after the borrow ends).
 ///
 /// Callers run with IRQs masked and on the kernel stack (SP_EL1): the scheduler, an exception
 /// handler, or a process inside `context::on_kernel_stack`. Nothing else on this core can then
 /// use the cache until they are done: an interrupt is masked, and a stack-growth fault (whose
 /// handler takes frames) can only come from code on a process stack.
-#[allow(clippy::mut_from_ref)]
-fn this_cache() -> (&'static mut [usize; CACHE_FRAMES], &'static mut usize) {
+fn with_this_cache<R>(f: impl FnOnce(&mut Frames) -> R) -> R {
     debug_assert!(cpu::irqs_masked(), "frames are taken with IRQs masked");
     debug_assert!(!context::running_on_process_stack(), "frames are taken on the kernel stack");
     let cache = &CACHES[cpu::core_id()];
-    // SAFETY: only this core uses its cache, and never from two contexts at once (see above).
-    unsafe { (&mut *cache.frames.get(), &mut *cache.len.get()) }
+    // SAFETY: only this core uses its cache, never from two contexts at once (see above), and
+    // the reference does not outlive `f`, which does not re-enter.
+    f(unsafe { &mut *cache.0.get() })
 }
 
 /// Hands free RAM to the pool: `heap_bank` is the RAM after the kernel image (the heap takes
@@ -177,20 +184,24 @@ pub fn set_reclaimer(reclaim: fn() -> Option<usize>) {
 
 /// A frame (4 KiB of RAM, identity-mapped, contents undefined). IRQs masked, kernel stack.
 pub fn allocate() -> Result<usize, OutOfMemory> {
-    let (frames, len) = this_cache();
-    if *len == 0 {
-        let mut pool = POOL.lock();
-        while *len < BATCH {
-            let Some(frame) = pool.take() else { break };
-            frames[*len] = frame;
-            *len += 1;
+    let cached = with_this_cache(|cache| {
+        if cache.len == 0 {
+            let mut pool = POOL.lock();
+            while cache.len < BATCH {
+                let Some(frame) = pool.take() else { break };
+                cache.frames[cache.len] = frame;
+                cache.len += 1;
+            }
         }
-    }
-    if *len > 0 {
-        *len -= 1;
+        (cache.len > 0).then(|| {
+            cache.len -= 1;
+            cache.frames[cache.len]
+        })
+    });
+    if let Some(frame) = cached {
         AVAILABLE.fetch_sub(1, Ordering::Relaxed);
         IN_USE.fetch_add(1, Ordering::Relaxed);
-        return Ok(frames[*len]);
+        return Ok(frame);
     }
     // A frame taken back from a cache of stacks changes hands without ever being free: the
     // counts stay as they are.
@@ -229,16 +240,17 @@ pub fn allocate_zeroed() -> Result<usize, OutOfMemory> {
 /// TLB invalidations of its last unmapping complete. IRQs masked, kernel stack.
 pub fn free(frame: usize) {
     debug_assert!(frame.is_multiple_of(PAGE_BYTES) && frame != 0);
-    let (frames, len) = this_cache();
-    if *len == CACHE_FRAMES {
-        let mut pool = POOL.lock();
-        for _ in 0..BATCH {
-            *len -= 1;
-            pool.put(frames[*len]);
+    with_this_cache(|cache| {
+        if cache.len == CACHE_FRAMES {
+            let mut pool = POOL.lock();
+            for _ in 0..BATCH {
+                cache.len -= 1;
+                pool.put(cache.frames[cache.len]);
+            }
         }
-    }
-    frames[*len] = frame;
-    *len += 1;
+        cache.frames[cache.len] = frame;
+        cache.len += 1;
+    });
     AVAILABLE.fetch_add(1, Ordering::Relaxed);
     IN_USE.fetch_sub(1, Ordering::Relaxed);
 }
