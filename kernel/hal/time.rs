@@ -1,4 +1,8 @@
 //! Time from the system counter: conversions and deadlines for bounded waits.
+//!
+//! The conversions are crates/counter-time's at this board's counter frequency: to counts they
+//! round up (nothing comes early), from counts down (no report overstates). docs/layout.md,
+//! "Two words for time", says why one rule.
 
 use crate::arch::cpu;
 
@@ -9,17 +13,27 @@ pub fn now_count() -> u64 {
 
 /// Counts in `us` microseconds.
 pub fn us_to_counts(us: u64) -> u64 {
-    (u128::from(us) * u128::from(cpu::counter_frequency()) / 1_000_000) as u64
+    beamcore_counter_time::us_to_counts(us, cpu::counter_frequency())
 }
 
 /// Microseconds in `counts` increments of the counter.
 pub fn counts_to_us(counts: u64) -> u64 {
-    (u128::from(counts) * 1_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
+    beamcore_counter_time::counts_to_us(counts, cpu::counter_frequency())
 }
 
 /// Nanoseconds in `counts` increments of the counter (under `-icount shift=0`, instructions).
 pub fn counts_to_ns(counts: u64) -> u64 {
-    (u128::from(counts) * 1_000_000_000 / u128::from(cpu::counter_frequency().max(1))) as u64
+    beamcore_counter_time::counts_to_ns(counts, cpu::counter_frequency())
+}
+
+/// Counts in `seconds` (exact, saturating).
+pub fn seconds_to_counts(seconds: u64) -> u64 {
+    beamcore_counter_time::seconds_to_counts(seconds, cpu::counter_frequency())
+}
+
+/// Counts in `ns` nanoseconds, rounded up.
+pub fn ns_to_counts(ns: u64) -> u64 {
+    beamcore_counter_time::ns_to_counts(ns, cpu::counter_frequency())
 }
 
 /// The counter reading `us` microseconds from now (saturating): a deadline for a wait or a

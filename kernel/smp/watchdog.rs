@@ -14,7 +14,7 @@ static WATCHDOG_AT: AtomicU64 = AtomicU64::new(0);
 /// Arms the watchdog: if the run is still going `seconds` from now, core 0 prints every core's
 /// scheduler state and panics (a hung test then says where it hung).
 pub fn arm_watchdog(seconds: u64) {
-    WATCHDOG_AT.store(cpu::counter() + seconds * cpu::counter_frequency(), Ordering::Relaxed);
+    WATCHDOG_AT.store(cpu::counter().saturating_add(crate::time::seconds_to_counts(seconds)), Ordering::Relaxed);
 }
 
 pub(super) fn check_watchdog(frame: &TrapFrame) {

@@ -148,7 +148,7 @@ mod tests {
         #[test]
         fn conversion_and_bucket_agree_with_the_definition(counts in 0u64..(1 << 48), hz_index in 0usize..3) {
             let hz = [54_000_000u64, 62_500_000, 1_000_000_000][hz_index];
-            let exact = (u128::from(counts) * 1_000_000 / u128::from(hz)) as u64;
+            let exact = beamcore_counter_time::counts_to_us(counts, hz);
             let us = CountsToUs::new(hz).us(counts);
             prop_assert!(us == exact || us == exact + 1, "{} counts at {} Hz: {} us, exactly {}", counts, hz, us, exact);
             let (low, high) = bucket_range_us(bucket_of_us(us));

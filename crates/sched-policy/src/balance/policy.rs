@@ -50,11 +50,9 @@ pub const BACKOFF_BASE_NS: u64 = 1_000;
 pub const BACKOFF_MAX_NS: u64 = 32_000;
 
 /// `ns` nanoseconds in counts of a counter running at `counter_hz`, rounded up, so a non-zero
-/// duration never becomes zero counts (and zero stays zero).
-pub fn ns_to_counts(ns: u64, counter_hz: u64) -> u64 {
-    let counts = (u128::from(ns) * u128::from(counter_hz)).div_ceil(1_000_000_000);
-    u64::try_from(counts).unwrap_or(u64::MAX)
-}
+/// duration never becomes zero counts (and zero stays zero): the one conversion every layer
+/// uses (crates/counter-time).
+pub use beamcore_counter_time::ns_to_counts;
 
 impl BalanceConfig {
     /// This configuration with its durations set for a counter running at `counter_hz`: the
