@@ -18,22 +18,23 @@
 
 use core::sync::atomic::Ordering;
 
-use super::attention;
-use super::balance::{Rng, max_searchers, search_pause_counts, search_spent};
-use super::dispatch::run;
-use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
-use super::percore::{self, OnCore};
-use super::settings;
-use super::settings::{search_timing, shared_queues, slice_counts};
-use super::shared_queue;
-use super::stats::{self, add};
-use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
-use super::timers;
-use super::trace::{self, Event};
-use super::wake::drain_inbox;
-use super::{active, offline};
 use crate::arch::cpu;
+use crate::sched::msg::timers;
+use crate::sched::offline;
+use crate::sched::record::stats::{self, add};
+use crate::sched::record::trace::{self, Event};
+use crate::sched::run::active;
+use crate::sched::run::attention;
+use crate::sched::run::idle::{SEARCHING, SLEEPERS, wake_a_thief};
+use crate::sched::run::percore::{self, OnCore};
+use crate::sched::run::shared_queue;
+use crate::sched::run::wake::drain_inbox;
+use crate::sched::settings;
+use crate::sched::settings::{search_timing, shared_queues, slice_counts};
+use crate::sched::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
+use crate::sched::turn::dispatch::run;
 use crate::smp;
+use beamcore_sched_policy::balance::{Rng, max_searchers, search_pause_counts, search_spent};
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
 pub(crate) fn init_core_scheduler() {

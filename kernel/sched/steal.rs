@@ -5,24 +5,24 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::active::{self, may_run_here};
-use super::attention;
-use super::balance::CoreView;
-use super::balance::{
+use crate::arch::cpu;
+use crate::mm::layout::MAX_CORES;
+use crate::sched::proc::process;
+use crate::sched::record::stats::{self, add, bump, latency_bucket};
+use crate::sched::record::trace::{self, Event};
+use crate::sched::run::active::{self, may_run_here};
+use crate::sched::run::attention;
+use crate::sched::run::percore::{OnCore, scheduler};
+use crate::sched::run::runqueue::movable;
+use crate::sched::run::wake::make_runnable;
+use crate::sched::settings::{balance, rebalance_period_counts, strategy};
+use crate::smp;
+use beamcore_deque::Steal;
+use beamcore_sched_policy::balance::CoreView;
+use beamcore_sched_policy::balance::{
     NEVER, RebalancePlan, Refusal, VictimPicker, backoff_counts, check_victim, cooldown_ends_at, plan_rebalance,
     rebalance_due, steal_count, worth_a_thief,
 };
-use super::deque::Steal;
-use super::percore::{OnCore, scheduler};
-use super::process;
-use super::runqueue::movable;
-use super::settings::{balance, rebalance_period_counts, strategy};
-use super::stats::{self, add, bump, latency_bucket};
-use super::trace::{self, Event};
-use super::wake::make_runnable;
-use crate::arch::cpu;
-use crate::mm::layout::MAX_CORES;
-use crate::smp;
 
 /// The most migrations any process has made.
 static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);
