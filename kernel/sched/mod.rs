@@ -56,7 +56,7 @@ pub(crate) use scheduler::init_core_scheduler;
 pub(crate) use scheduler::run_loop;
 pub use settings::{NotCollected, Telemetry, balance_config, queue_mode, set_strategy, spawn_placement, telemetry};
 pub(crate) use settings::{init_global, init_telemetry};
-pub use steal::max_migrations_seen;
+pub use steal::migrate::max_migrations_seen;
 pub use turn::cleanup_walk::rows_only as quick_end_walks_rows_only;
 pub use turn::ending::heap_not_reclaimed_bytes;
 pub(crate) use turn::ending::set_program_main;

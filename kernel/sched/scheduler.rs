@@ -8,7 +8,7 @@
 //!   loop: jobs, inbox, timeouts, rebalance, pick (max > high > normal/low) ─▶ run a process
 //!   a process gives the core up ─▶ attention word clear? ─yes─▶ hand-off: end its turn, pick
 //!                                                       └─no──▶ back to the loop
-//!   nothing to run: steal (steal.rs), search a little longer, sleep in WFI
+//!   nothing to run: steal (steal/), search a little longer, sleep in WFI
 //! ```
 //!
 //! The scheduler runs on the core's boot stack (SP_EL1) with IRQs masked except while it
@@ -31,7 +31,8 @@ use crate::sched::run::shared_queue;
 use crate::sched::run::wake::drain_inbox;
 use crate::sched::settings;
 use crate::sched::settings::{search_timing, shared_queues, slice_counts};
-use crate::sched::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
+use crate::sched::steal::rebalance::rebalance;
+use crate::sched::steal::round::{StealRound, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
 use crate::sched::turn::dispatch::run;
 use crate::smp;
 use beamcore_sched_policy::balance::{Rng, max_searchers, search_pause_counts, search_spent};
@@ -52,7 +53,7 @@ pub(crate) fn init_core_scheduler() {
         0 => Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32)),
         seed => Rng::for_core(seed, cpu::core_id()),
     };
-    // Core 0 pushes rebalancing work; `steal::rebalance` clears the bit if it never will.
+    // Core 0 pushes rebalancing work; `rebalance` (steal/rebalance.rs) clears the bit if it never will.
     if cpu::core_id() == 0 {
         attention::set_own(&core, attention::REBALANCE, true);
     }

@@ -9,7 +9,7 @@ use crate::mm::layout::MAX_CORES;
 use crate::report::JsonObject;
 use crate::sched::record::stats::{self, CoreStats, Figure, LATENCY_BUCKETS};
 use crate::sched::settings::{NotCollected, balance_config, queue_mode, spawn_placement, telemetry};
-use crate::sched::steal::max_migrations_seen;
+use crate::sched::steal::migrate::max_migrations_seen;
 use crate::{println, smp, time};
 use beamcore_sched_policy::queue_wait::mean_us;
 
