@@ -228,7 +228,7 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
 
 /// A Rust panic (panic handler context). If it happened in a process's own code (on its stack,
 /// IRQs unmasked, so no kernel lock or per-core state is held), reports it and ends that process
-/// with `ExitReason::Panic`, unwinding its stack first (`unwind.rs`), and never returns. Returns
+/// with `ExitReason::Panic`, unwinding its stack first (`turn/unwind.rs`), and never returns. Returns
 /// only when the panic is the kernel's own (or the program's main process's), which the caller
 /// treats as fatal: the kernel never unwinds.
 ///

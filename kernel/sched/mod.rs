@@ -3,8 +3,10 @@
 //!
 //! The pure parts (the deque, the priority rules, the balancer's policy, the trace ring) are
 //! crates of their own (crates/deque, crates/sched-policy, crates/trace-ring), host-tested and
-//! re-exported here; the processes and the scheduler proper are this module's. `scheduler.rs`
-//! says how its files fit together.
+//! re-exported here; the processes and the scheduler proper are this module's, in folders by
+//! concern (`scheduler.rs` says how they fit together). This file only declares them and
+//! re-exports the public API: the scheduler's own files name what they use by its defining path,
+//! never through these re-exports, so that each folder's imports show which floors it stands on.
 
 pub use beamcore_deque as deque;
 pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};

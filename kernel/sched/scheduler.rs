@@ -14,7 +14,15 @@
 //! The scheduler runs on the core's boot stack (SP_EL1) with IRQs masked except while it
 //! sleeps, while it searches, and while a job or a process runs. Processes hand the core to each
 //! other without it while it has nothing else to do (`dispatch`, `attention`); it ends the turn
-//! of whichever process ran last when the core comes back. docs/scheduler.md maps the files.
+//! of whichever process ran last when the core comes back.
+//!
+//! The files stand in folders, one per concern, each using only the ones below it: `proc/` (what a
+//! process is, the table), `settings.rs`, `record/` (counters, the trace), `run/` (run queues,
+//! per-core state, waking), `steal/` and `msg/` (balancing; mailboxes, signals, timers, names),
+//! `turn/` (dispatch, unwinding, the end of a process), `api/` (the calls a program makes),
+//! `offline/`, `report/` (telemetry, the stall dump, the watchdog), and this file and `hooks.rs`
+//! on top. docs/layout.md ("The scheduler's folders") says what each may use; docs/scheduler.md
+//! maps the files.
 
 use core::sync::atomic::Ordering;
 

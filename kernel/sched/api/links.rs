@@ -1,7 +1,7 @@
 //! Links and exit signals, as a program asks for them: `link`, `unlink`, `spawn_link`,
 //! `trap_exits`, `send_exit` (Erlang's `link/1`, `unlink/1`, `spawn_link`,
 //! `process_flag(trap_exit, _)`, `exit/2`). How the signals travel, and why each is delivered
-//! exactly once, is `signals.rs`.
+//! exactly once, is `msg/signals.rs`.
 
 use super::calls::{Relation, exit_if_requested, self_pid, spawn_related};
 use crate::mm::heap::OutOfMemory;

@@ -1,7 +1,7 @@
 //! Monitors with references, as a program asks for them: `make_ref`, `monitor`, `demonitor`,
 //! `spawn_monitor` (Erlang's `make_ref/0`, `monitor(process, Pid)`, `demonitor/2`,
 //! `spawn_monitor`). How a `Down` travels, and why each monitor gives exactly one, is
-//! `signals.rs`.
+//! `msg/signals.rs`.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,7 +1,7 @@
 //! Taking messages: `receive` (the oldest), selective receive (the oldest that matches, the
 //! rest left in order), typed receive, `sleep`, and the wait hand-shake with the signal queue's
 //! word that blocks the calling process until a signal, its deadline or an exit comes
-//! (docs/scheduler.md, "Messages" and "Selective receive"). Sending is `mailbox.rs`.
+//! (docs/scheduler.md, "Messages" and "Selective receive"). Sending is `msg/mailbox.rs`.
 
 use core::sync::atomic::{Ordering, fence};
 

@@ -69,7 +69,7 @@ pub(crate) struct Shared {
 /// The list of a process's links.
 pub(crate) type Links = smallvec::SmallVec<[Pid; 2]>;
 
-/// A process's relations to others, under its slot's lock (`signals.rs` keeps both ends of each
+/// A process's relations to others, under its slot's lock (`msg/signals.rs` keeps both ends of each
 /// consistent).
 #[derive(Default)]
 pub(crate) struct Relations {
@@ -126,7 +126,7 @@ pub(crate) struct ProcessLocal {
     /// leaves behind if it ends without unwinding (a fault, a kill it never reached a safe
     /// point for), counted then as not reclaimed.
     pub heap_net_bytes: i64,
-    /// Its stack is being unwound (`unwind.rs`), and the reason it ends with: a second end on
+    /// Its stack is being unwound (`turn/unwind.rs`), and the reason it ends with: a second end on
     /// the way (a panic in a destructor, a fault, a kill at a safe point a destructor reaches)
     /// ends it without unwinding, with this reason.
     pub unwinding: Option<Unwinding>,
@@ -151,7 +151,7 @@ pub(crate) struct Process {
     pub shared: IrqSpinLock<Shared>,
     /// Its signal queue (mailbox): pushed by any core under the slot lock after the
     /// generation check, taken from without a lock by the process itself (the consumer), and
-    /// the wait hand-shake in its head word (`mailbox.rs`, docs/scheduler.md).
+    /// the wait hand-shake in its head word (`msg/mailbox.rs`, docs/scheduler.md).
     pub signals: SignalQueue<Message>,
     /// Signals the process has taken out of `signals` in this generation (written only by the
     /// consumer; `Shared::pushed` less this is the queue's length).
