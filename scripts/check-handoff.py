@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the scheduler's hand-off keeps its shape (`make test-handoff`, part of `make test`).
 
-`next_turn_from_process` (kernel/sched/dispatch.rs) is called by the switch's assembly right
+`next_turn_from_process` (kernel/sched/turn/dispatch.rs) is called by the switch's assembly right
 after it saved the yielding process's callee-saved registers, and the assembly restores every one
 of them from the next process when it returns. Registers the Rust function saved for its own use
 would be saved and restored for nothing, so its usual case is written to call nothing out of line

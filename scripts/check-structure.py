@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """The source tree's shape, checked: `make check` runs this.
 
-- No import cycle among the modules of kernel/sched/: a module (a file, or a directory with its
-  mod.rs) that names another through `super::x` or `crate::sched::x` depends on it, and the
-  dependency graph must have no cycle. A cycle means two jobs that cannot be read, tested or
-  changed apart.
+- No import cycle in kernel/sched/, at any folder level: among the parts of sched/ itself (each
+  file, and each folder taken whole), and among the parts of each of its folders (run/runqueue/
+  among the files of run/, say). A file that names a module through `super::x`,
+  `super::super::x` or `crate::sched::x::y` depends on it; the dependency counts at the level of
+  the nearest folder that holds both, between the two parts of that folder they stand in (a file
+  of run/ naming proc/process.rs: run -> proc among sched/'s parts). A file naming its own
+  folder's items (`super::helper` in a folder's file) is no dependency between parts. Each level's
+  graph must have no cycle: a cycle means two jobs that cannot be read, tested or changed apart.
 - No Rust source file anywhere in the tree longer than MAX_LINES, tests apart: one job per file
   (issue #31). Test code is exempt (a file under a `tests/` directory, which covers the crates'
   `src/tests/`, or a loom model, `loom*.rs`): a test file is a list of cases, read one at a
@@ -47,26 +51,73 @@ def without_comments(source):
     return re.sub(r"//[^\n]*", "", source)
 
 
-def module_of(path, sched=SCHED):
-    """The sched module a file belongs to: `runqueue/slow.rs` and `runqueue/mod.rs` are `runqueue`."""
-    return path.relative_to(sched).parts[0].removesuffix(".rs")
+def module_path(path, sched=SCHED):
+    """A file's module under sched, as path segments: `run/percore.rs` is (run, percore),
+    `run/runqueue/mod.rs` is (run, runqueue), sched/mod.rs is ()."""
+    parts = path.relative_to(sched).with_suffix("").parts
+    return parts[:-1] if parts[-1] == "mod" else parts
+
+
+def named_paths(source):
+    """The module paths a file's code names, each as (prefix, segments): `super::a::{b, c::d}`
+    gives ("super::", [a, b]) and ("super::", [a, c, d]); only the segments up to the first
+    brace's items matter to the graph."""
+    found = []
+    for m in re.finditer(r"\b((?:super::)+|crate::sched::|self::)((?:\w+::)*)(\{[^}]*\}|\w+)", source):
+        head = [s for s in m.group(2).split("::") if s]
+        tail = m.group(3)
+        items = [t.strip() for t in tail.strip("{}").split(",")] if tail.startswith("{") else [tail]
+        for item in items:
+            first = re.match(r"\w+", item)
+            found.append((m.group(1), head + ([first.group(0)] if first else [])))
+    return found
+
+
+def levels(sched=SCHED):
+    """{folder: {part: {part it names: [files that name it]}}} for every folder of `sched` (the
+    folder as a path under sched: "" for sched/ itself, "run" for run/, "run/runqueue", ...).
+    A part is a file (its stem) or a sub-folder (its name) of that folder."""
+    files = sorted(sched.rglob("*.rs"))
+    modules = {module_path(f, sched) for f in files}
+    graphs = {}
+    for f in files:
+        me = module_path(f, sched)
+        folder = me if f.name == "mod.rs" else me[:-1]
+        graphs.setdefault("/".join(folder), {})
+        if me:
+            graphs.setdefault("/".join(me[:-1]), {}).setdefault(me[-1], {})
+    for f in files:
+        me = module_path(f, sched)
+        if not me:
+            continue  # sched/mod.rs declares and re-exports every module
+        for prefix, segments in named_paths(without_comments(f.read_text())):
+            if prefix == "crate::sched::":
+                base = ()
+            elif prefix == "self::":
+                base = me
+            else:
+                ups = prefix.count("super")
+                if ups > len(me):
+                    continue  # beyond sched (`super::super` at sched/x.rs names the crate)
+                base = me[: len(me) - ups]
+            target = base + tuple(segments)
+            while target and target not in modules:
+                target = target[:-1]  # down to the module that holds the item named
+            shared = 0
+            while shared < min(len(me), len(target)) and me[shared] == target[shared]:
+                shared += 1
+            if shared == len(target) or shared == len(me):
+                continue  # its own folder's items, or a folder's mod.rs naming its own parts
+            graph = graphs["/".join(me[:shared])]
+            graph.setdefault(me[shared], {}).setdefault(target[shared], []).append(str(f.relative_to(sched)))
+            graph.setdefault(target[shared], {})
+    return graphs
 
 
 def dependencies(sched=SCHED):
-    """{module: {module it names: [files that name it]}} for the modules of `sched`."""
-    files = sorted(sched.rglob("*.rs"))
-    modules = {module_of(f, sched) for f in files if f.name != "mod.rs" or f.parent != sched}
-    graph = {m: {} for m in modules}
-    for f in files:
-        if f.parent == sched and f.name == "mod.rs":
-            continue  # sched/mod.rs declares and re-exports every module
-        me = module_of(f, sched)
-        for name in re.findall(r"(?:\bsuper|crate::sched)::(\w+)", without_comments(f.read_text())):
-            if f.parent != sched and name not in modules:
-                continue  # `super::x` inside a directory module names its own parent's items
-            if name in modules and name != me:
-                graph[me].setdefault(name, []).append(str(f.relative_to(sched)))
-    return graph
+    """{part: {part it names: [files that name it]}} among the parts of sched/ itself (its files
+    and its folders, each folder taken whole)."""
+    return levels(sched)[""]
 
 
 def is_test_code(path):
@@ -143,12 +194,14 @@ def cycles(graph):
 
 def main():
     problems = []
-    graph = dependencies()
-    for component in cycles(graph):
-        problems.append("import cycle among kernel/sched modules: " + ", ".join(component))
-        for a in component:
-            for b in sorted(set(graph[a]) & set(component)):
-                problems.append(f"    {a} -> {b} ({', '.join(sorted(set(graph[a][b])))})")
+    graphs = levels()
+    for folder, graph in sorted(graphs.items()):
+        where = f"kernel/sched/{folder}/" if folder else "kernel/sched/"
+        for component in cycles(graph):
+            problems.append(f"import cycle among the parts of {where}: " + ", ".join(component))
+            for a in component:
+                for b in sorted(set(graph[a]) & set(component)):
+                    problems.append(f"    {a} -> {b} ({', '.join(sorted(set(graph[a][b])))})")
     files = rust_files()
     problems += long_files({path: len((ROOT / path).read_text().splitlines()) for path in files})
     named = re.findall(r"\b(crate::(?:sched|smp)\b|super::super::(?:sched|smp)\b)", without_comments(EXCEPTION.read_text()))
@@ -157,7 +210,8 @@ def main():
     if problems:
         print("\n".join(problems))
         sys.exit(1)
-    print(f"structure: {len(graph)} sched modules, no import cycle; {len(files)} Rust files, none over "
+    parts = sum(len(graph) for graph in graphs.values())
+    print(f"structure: {parts} parts in {len(graphs)} kernel/sched folders, no import cycle; {len(files)} Rust files, none over "
           f"{MAX_LINES} lines outside tests but the {len(ALLOWED_LONG)} allowed; exception vectors name "
           "no scheduler or SMP item")
 

@@ -60,7 +60,7 @@ sim_policy = load("beamcore_check_sim_policy", "check-sim-policy.py")
 calibrate = load("beamcore_sim_calibrate", "sim-calibrate.py")
 sim_tool = load("beamcore_sim_figures", "sim.py")
 
-# Laid out as kernel/sched/trace.rs dumps it: every buffer's header, then all events merged in
+# Laid out as kernel/sched/record/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
 # <core> is the core an event is about; a wake or spawn is recorded by the core named in its arg.
 # Core 0: runs <5.1> (110..120, yield) then <6.0> (120..200, preempt); at 120 the run of <6.0> is
@@ -812,6 +812,30 @@ class StructureCheck(unittest.TestCase):
             self.assertEqual(set(graph["b"]), {"a"}, "super::helper inside b/ is b's own item")
             self.assertEqual(structure.cycles(graph), [["a", "b"]])
 
+    def test_each_folder_level_has_its_own_graph_and_deep_paths_count_where_they_meet(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            sched = Path(scratch)
+            self.write(sched, {
+                "mod.rs": "mod low; mod high; mod top;",
+                "low/mod.rs": "pub(super) mod x; pub(super) mod y;",
+                "low/x.rs": "use super::y::f;",
+                "low/y.rs": "use super::x::{g, h};",
+                "high/mod.rs": "pub(super) mod z; mod deep;",
+                "high/z.rs": "use crate::sched::low::x::g; use super::super::top::t;",
+                "high/deep/mod.rs": "mod w;",
+                "high/deep/w.rs": "use super::super::z; use super::helper;",
+                "top.rs": "use super::high::z::k; use super::low::{x, y::f};",
+            })
+            graphs = structure.levels(sched)
+            self.assertEqual({a: set(b) for a, b in graphs[""].items()},
+                             {"low": set(), "high": {"low", "top"}, "top": {"high", "low"}})
+            self.assertEqual(set(graphs["low"]["x"]), {"y"})
+            self.assertEqual(set(graphs["low"]["y"]), {"x"}, "the items in braces name x")
+            self.assertEqual(set(graphs["high"]["deep"]), {"z"}, "super::helper is deep's own item")
+            self.assertEqual(structure.cycles(graphs["low"]), [["x", "y"]], "a cycle inside one folder")
+            self.assertEqual(structure.cycles(graphs[""]), [["high", "top"]], "a cycle among the folders")
+            self.assertEqual(structure.cycles(graphs["high"]), [])
+
     def test_a_layered_graph_has_no_cycle(self):
         self.assertEqual(structure.cycles({"api": {"wake": []}, "wake": {"percore": []}, "percore": {}}), [])
 
@@ -865,26 +889,26 @@ class Profile(unittest.TestCase):
                          "beamcore_deque::overflow::WorkQueue<A>::push")
         self.assertTrue(profile_tool.is_library("_RNvMs1n_NtNtCsbcsGJ9IzBgZ_4core4sync6atomic"))
         self.assertTrue(profile_tool.is_library("core::sync::atomic::atomic_load"))
-        self.assertFalse(profile_tool.is_library("beamcore::sched::stats::add"))
+        self.assertFalse(profile_tool.is_library("beamcore::sched::record::stats::add"))
 
     def test_an_instruction_counts_for_its_most_telling_purpose(self):
         purpose = profile_tool.purpose_of
         self.assertEqual(purpose("context_switch_from_process", []), profile_tool.SWITCH_PURPOSE)
         # A counter update inlined into the queue-wait histogram counts for the histogram.
         self.assertEqual(purpose("next_turn_from_process",
-                                 ["beamcore::sched::stats::add", "beamcore::sched::stats::record_wait",
-                                  "beamcore::sched::dispatch::begin_turn", "next_turn_from_process"]),
+                                 ["beamcore::sched::record::stats::add", "beamcore::sched::record::stats::record_wait",
+                                  "beamcore::sched::turn::dispatch::begin_turn", "next_turn_from_process"]),
                          "queue-wait stamp and histogram")
         # The deque inlined into the run queue's take counts for the deque.
         self.assertEqual(purpose("next_turn_from_process",
                                  ["core::sync::atomic::atomic_load", "beamcore_deque::chase_lev::Stealer<A>::steal",
-                                  "beamcore::sched::runqueue::RunQueues::take_next", "next_turn_from_process"]),
+                                  "beamcore::sched::run::runqueue::RunQueues::take_next", "next_turn_from_process"]),
                          "deque: push, FIFO take (LDXR/STXR)")
         self.assertEqual(purpose("next_turn_from_process", ["next_turn_from_process"]),
                          "the turn: end, pick, start (dispatch)")
         self.assertEqual(purpose("memset", ["compiler_builtins::mem::memset"]), "other (memset)")
         counter = {f"{0x40002000:016x}": 3, f"{0x40003000:016x}": 2}
-        frames = {0x40002000: ["beamcore::sched::trace::process_event"], 0x40003000: []}
+        frames = {0x40002000: ["beamcore::sched::record::trace::process_event"], 0x40003000: []}
         symbols = [(0x40002000, "next_turn_from_process"), (0x40003000, "context_switch_from_process")]
         self.assertEqual(profile_tool.by_purpose(counter, frames, symbols),
                          {"trace switch (trace=off)": 3, profile_tool.SWITCH_PURPOSE: 2})

@@ -6,21 +6,21 @@
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::dispatch::end_unwinding;
-use super::ending::is_program_main;
-use super::percore::{OnCore, Pending, scheduler};
-use super::process::{self, ExitReason, Pid, Unwinding};
-use super::runqueue::movable;
-use super::settings::slice_counts;
-use super::stats::bump;
-use super::trace::{self, Event};
-use super::unwind::Why;
 use crate::arch::context;
 use crate::arch::cpu;
 use crate::arch::exception::{Syndrome, TrapFrame};
 use crate::console::LineBuffer;
 use crate::debug::backtrace::Backtrace;
 use crate::mm::stacks::GrowError;
+use crate::sched::proc::process::{self, ExitReason, Pid, Unwinding};
+use crate::sched::record::stats::bump;
+use crate::sched::record::trace::{self, Event};
+use crate::sched::run::percore::{OnCore, Pending, scheduler};
+use crate::sched::run::runqueue::movable;
+use crate::sched::settings::slice_counts;
+use crate::sched::turn::dispatch::end_unwinding;
+use crate::sched::turn::ending::is_program_main;
+use crate::sched::turn::unwind::Why;
 
 /// Holds the process running on this core on it (`hold`), or lets it move again. While held,
 /// a preemption queues it in its core's private queue, where no thief or push rebalancing takes
@@ -51,17 +51,17 @@ fn sample_queue_length() {
 pub(crate) fn on_timers() {
     // No timer pending here (the common tick): no need to reach the core's scheduler, which a
     // core still starting may not have yet.
-    if super::timers::earliest_here() > cpu::counter() {
+    if crate::sched::msg::timers::earliest_here() > cpu::counter() {
         return;
     }
     let mut core = OnCore::enter();
-    super::timers::expire_due(&mut core);
+    crate::sched::msg::timers::expire_due(&mut core);
 }
 
 /// Timer tick (IRQ context): ends the running process's slice when it has had its time (and,
 /// while tracing, samples the run-queue length first).
 pub(crate) fn on_tick(frame: &mut TrapFrame) {
-    super::watchdog::on_tick();
+    crate::sched::report::watchdog::on_tick();
     if trace::enabled() {
         sample_queue_length();
     }
@@ -228,7 +228,7 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
 
 /// A Rust panic (panic handler context). If it happened in a process's own code (on its stack,
 /// IRQs unmasked, so no kernel lock or per-core state is held), reports it and ends that process
-/// with `ExitReason::Panic`, unwinding its stack first (`unwind.rs`), and never returns. Returns
+/// with `ExitReason::Panic`, unwinding its stack first (`turn/unwind.rs`), and never returns. Returns
 /// only when the panic is the kernel's own (or the program's main process's), which the caller
 /// treats as fatal: the kernel never unwinds.
 ///

@@ -8,32 +8,42 @@
 //!   loop: jobs, inbox, timeouts, rebalance, pick (max > high > normal/low) ─▶ run a process
 //!   a process gives the core up ─▶ attention word clear? ─yes─▶ hand-off: end its turn, pick
 //!                                                       └─no──▶ back to the loop
-//!   nothing to run: steal (steal.rs), search a little longer, sleep in WFI
+//!   nothing to run: steal (steal/), search a little longer, sleep in WFI
 //! ```
 //!
 //! The scheduler runs on the core's boot stack (SP_EL1) with IRQs masked except while it
 //! sleeps, while it searches, and while a job or a process runs. Processes hand the core to each
 //! other without it while it has nothing else to do (`dispatch`, `attention`); it ends the turn
-//! of whichever process ran last when the core comes back. docs/scheduler.md maps the files.
+//! of whichever process ran last when the core comes back.
+//!
+//! The files stand in folders, one per concern, each using only the ones below it: `proc/` (what a
+//! process is, the table), `settings.rs`, `record/` (counters, the trace), `run/` (run queues,
+//! per-core state, waking), `steal/` and `msg/` (balancing; mailboxes, signals, timers, names),
+//! `turn/` (dispatch, unwinding, the end of a process), `api/` (the calls a program makes),
+//! `offline/`, `report/` (telemetry, the stall dump, the watchdog), and this file and `hooks.rs`
+//! on top. docs/layout.md ("The scheduler's folders") says what each may use; docs/scheduler.md
+//! maps the files.
 
 use core::sync::atomic::Ordering;
 
-use super::attention;
-use super::balance::{Rng, max_searchers, search_pause_counts, search_spent};
-use super::dispatch::run;
-use super::idle::{SEARCHING, SLEEPERS, wake_a_thief};
-use super::percore::{self, OnCore};
-use super::settings;
-use super::settings::{search_timing, shared_queues, slice_counts};
-use super::shared_queue;
-use super::stats::{self, add};
-use super::steal::{StealRound, rebalance, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
-use super::timers;
-use super::trace::{self, Event};
-use super::wake::drain_inbox;
-use super::{active, offline};
 use crate::arch::cpu;
+use crate::sched::msg::timers;
+use crate::sched::offline;
+use crate::sched::record::stats::{self, add};
+use crate::sched::record::trace::{self, Event};
+use crate::sched::run::active;
+use crate::sched::run::attention;
+use crate::sched::run::idle::{SEARCHING, SLEEPERS, wake_a_thief};
+use crate::sched::run::percore::{self, OnCore};
+use crate::sched::run::shared_queue;
+use crate::sched::run::wake::drain_inbox;
+use crate::sched::settings;
+use crate::sched::settings::{search_timing, shared_queues, slice_counts};
+use crate::sched::steal::rebalance::rebalance;
+use crate::sched::steal::round::{StealRound, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
+use crate::sched::turn::dispatch::run;
 use crate::smp;
+use beamcore_sched_policy::balance::{Rng, max_searchers, search_pause_counts, search_spent};
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
 pub(crate) fn init_core_scheduler() {
@@ -51,7 +61,7 @@ pub(crate) fn init_core_scheduler() {
         0 => Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32)),
         seed => Rng::for_core(seed, cpu::core_id()),
     };
-    // Core 0 pushes rebalancing work; `steal::rebalance` clears the bit if it never will.
+    // Core 0 pushes rebalancing work; `rebalance` (steal/rebalance.rs) clears the bit if it never will.
     if cpu::core_id() == 0 {
         attention::set_own(&core, attention::REBALANCE, true);
     }

@@ -5,11 +5,11 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
-use super::balance::{BalanceConfig, REBALANCE_PERIOD_NS, SearchTiming, Strategy, ns_to_counts};
-use super::placement::{QueueMode, SpawnPlacement};
-use super::table;
 use crate::arch::cpu;
+use crate::sched::proc::table;
 pub use beamcore_bootargs::{NotCollected, Telemetry};
+use beamcore_sched_policy::balance::{BalanceConfig, REBALANCE_PERIOD_NS, SearchTiming, Strategy, ns_to_counts};
+use beamcore_sched_policy::placement::{QueueMode, SpawnPlacement};
 
 /// Counts per slice.
 static SLICE_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);

@@ -8,7 +8,7 @@
 //! - `kill_model` (only with `--cfg loom`): a loom model of the kernel's kill protocol against a
 //!   slot's reuse, on a copy of the protocol;
 //! - `link_exit_model` (only with `--cfg loom`): loom models of links, exit signals, monitors and
-//!   `demonitor` against a process's end (kernel/sched/signals.rs), with weakened variants that
+//!   `demonitor` against a process's end (kernel/sched/msg/signals.rs), with weakened variants that
 //!   loom must catch.
 
 #![no_std]

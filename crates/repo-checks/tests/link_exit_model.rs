@@ -1,4 +1,4 @@
-//! Loom models of the kernel's link/exit and monitor/demonitor protocols (kernel/sched/signals.rs):
+//! Loom models of the kernel's link/exit and monitor/demonitor protocols (kernel/sched/msg/signals.rs):
 //! every live link carries exactly one exit signal, every monitor exactly one `Down`, and none
 //! arrives after `demonitor` has said the monitor was active.
 //!

@@ -1,7 +1,7 @@
 //! Two readings of a function's unwind tables, for ending a process without unwinding it when
 //! unwinding would run no code.
 //!
-//! The kernel ends a process by unwinding its stack (`kernel/sched/unwind.rs`): every frame's
+//! The kernel ends a process by unwinding its stack (`kernel/sched/turn/unwind.rs`): every frame's
 //! cleanups run, so what the process owned is freed. Most processes that end hold nothing that
 //! needs dropping at that moment, and the DWARF unwinder costs tens of thousands of
 //! instructions to find that out frame by frame. The kernel instead walks the frame records

@@ -1,0 +1,223 @@
+//! Scheduling traces (bootarg `trace=on`): each core records what its scheduler does, with
+//! counter timestamps, in a ring buffer of its own; at the end of a run the kernel dumps every
+//! buffer on the console, and `make trace` (scripts/trace.py) turns the dump into a
+//! Perfetto/Chrome trace and a timeline picture.
+//!
+//! Recording is lock-free and cheap: each buffer is written only by its own core, with IRQs
+//! masked (every recording site is scheduler code or an interrupt handler), so a record is a
+//! counter read, a fence and four stores ([`beamcore_trace_ring`]: the buffer is published with
+//! Release/Acquire so the dump may read it while its core still records). A full buffer keeps
+//! the newest events and counts the dropped ones. With tracing off a record is one load and a
+//! branch.
+//!
+//! Dump format (one line each, parsed by scripts/trace.py):
+//! ```text
+//! trace: begin cores=<n> counter_hz=<hz>
+//! trace: core=<c> recorded=<m> dropped=<d>
+//! trace: ev <core> <timestamp> <event> <pid_index> <pid_generation> <arg>
+//! trace: end
+//! ```
+//!
+//! Besides the process events, each core samples its run-queue length on every tick (`queue`
+//! events, `arg` the length): the counter tracks of the Perfetto view and the timeline.
+//! ```text
+//! ```
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::arch::cpu;
+use crate::mm::layout::MAX_CORES;
+use crate::{println, smp};
+use beamcore_trace_ring::{Entry, Ring};
+
+/// Events each core keeps.
+pub const EVENTS_PER_CORE: usize = 4096;
+
+/// What happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Event {
+    Run,
+    Yield,
+    Preempt,
+    Block,
+    Exit,
+    Spawn,
+    Wake,
+    Steal,
+    Migrate,
+    Sleep,
+    IdleEnd,
+    /// A sample of the core's run-queue length (its runnable processes, all levels), taken on
+    /// its tick; `arg` is the length, the process fields are 0.
+    Queue,
+}
+
+impl Event {
+    fn name(self) -> &'static str {
+        match self {
+            Event::Run => "run",
+            Event::Yield => "yield",
+            Event::Preempt => "preempt",
+            Event::Block => "block",
+            Event::Exit => "exit",
+            Event::Spawn => "spawn",
+            Event::Wake => "wake",
+            Event::Steal => "steal",
+            Event::Migrate => "migrate",
+            Event::Sleep => "sleep",
+            Event::IdleEnd => "idle_end",
+            Event::Queue => "queue",
+        }
+    }
+}
+
+impl Event {
+    const ALL: [Event; 12] = [
+        Event::Run,
+        Event::Yield,
+        Event::Preempt,
+        Event::Block,
+        Event::Exit,
+        Event::Spawn,
+        Event::Wake,
+        Event::Steal,
+        Event::Migrate,
+        Event::Sleep,
+        Event::IdleEnd,
+        Event::Queue,
+    ];
+}
+
+// `Record::decode` finds an event by its discriminant in `Event::ALL`.
+const _: () = {
+    let mut i = 0;
+    while i < Event::ALL.len() {
+        assert!(Event::ALL[i] as usize == i);
+        i += 1;
+    }
+};
+
+#[derive(Clone, Copy)]
+struct Record {
+    timestamp: u64,
+    slot: u32,
+    generation: u32,
+    arg: u32,
+    /// The core the event is about (not always the recording core: a wake or a migration).
+    core: u8,
+    event: Event,
+}
+
+impl Record {
+    fn encode(&self) -> Entry {
+        [
+            self.timestamp,
+            u64::from(self.slot) | u64::from(self.generation) << 32,
+            u64::from(self.arg) | u64::from(self.core) << 32 | (self.event as u64) << 40,
+        ]
+    }
+
+    /// The record `encode` made, or `None` for words no `encode` made (cannot happen: the
+    /// ring only hands out entries its writer completed).
+    fn decode(words: &Entry) -> Option<Record> {
+        let event = *Event::ALL.get((words[2] >> 40) as usize)?;
+        Some(Record {
+            timestamp: words[0],
+            slot: words[1] as u32,
+            generation: (words[1] >> 32) as u32,
+            arg: words[2] as u32,
+            core: (words[2] >> 32) as u8,
+            event,
+        })
+    }
+}
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+/// Each core's ring, made by that core in `init_core_ring` (the `Once` publishes it to the
+/// dumping core with Release/Acquire inside `spin`).
+static RINGS: [spin::Once<Ring>; MAX_CORES] = [const { spin::Once::new() }; MAX_CORES];
+
+/// True while tracing.
+#[inline(always)]
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Each core, at start-up when `trace=on`: its buffer. Fails (tracing stays off for this
+/// core) if the heap cannot hold it.
+pub(crate) fn init_core_ring(on: bool) -> Result<(), crate::mm::heap::OutOfMemory> {
+    if !on {
+        return Ok(());
+    }
+    let ring = Ring::try_new(EVENTS_PER_CORE)
+        .map_err(|_| crate::mm::heap::OutOfMemory { requested_bytes: EVENTS_PER_CORE * size_of::<Entry>() })?;
+    RINGS[cpu::core_id()].call_once(|| ring);
+    // Relaxed: only a switch; `record` finds a core's ring through its `Once`, not through this.
+    ENABLED.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Records `event` about process `(slot, generation)` on core `core`, in the calling core's
+/// buffer. Call with IRQs masked (scheduler code or an interrupt handler): each ring has one
+/// writer, its own core, never re-entered.
+#[inline]
+pub(crate) fn record(event: Event, core: usize, slot: u32, generation: u32, arg: u32) {
+    if !enabled() {
+        return;
+    }
+    let Some(ring) = RINGS[cpu::core_id()].get() else { return };
+    let entry = Record { timestamp: cpu::counter(), slot, generation, arg, core: core as u8, event };
+    ring.record(entry.encode());
+}
+
+/// Records `event` about the process in `slot` (its generation read without its lock), as
+/// [`record`] does.
+#[inline]
+pub(crate) fn process_event(event: Event, core: usize, slot: u32, arg: u32) {
+    if enabled() {
+        // ORDERING: Relaxed: a label for the trace; the lock's copy is the truth.
+        let generation = crate::sched::proc::process::slot(slot).generation_hint.load(Ordering::Relaxed);
+        record(event, core, slot, generation, arg);
+    }
+}
+
+/// Prints every core's buffer, merged in time order. Meant for the end of a run, but correct
+/// while other cores still record (the watchdog dumps with every core running): each ring is
+/// copied with `Ring::snapshot`, which leaves out entries overwritten during the copy (they
+/// count as dropped). Events recorded after a core's copy are not in the dump.
+pub fn dump() {
+    if !enabled() {
+        return;
+    }
+    // Relaxed: stops further recording eventually; the dump's correctness does not rely on it.
+    ENABLED.store(false, Ordering::Relaxed);
+    let cores = smp::cores_online();
+    println!("trace: begin cores={cores} counter_hz={}", cpu::counter_frequency());
+    let mut all: Vec<Entry> = Vec::new();
+    for (core, ring) in RINGS.iter().enumerate().take(cores) {
+        let Some(ring) = ring.get() else {
+            println!("trace: core={core} recorded=0 dropped=0");
+            continue;
+        };
+        match ring.snapshot(&mut all) {
+            Ok(snapshot) => {
+                println!("trace: core={core} recorded={} dropped={}", snapshot.kept, snapshot.dropped())
+            }
+            Err(_) => println!("trace: out of memory merging the buffers; core {core} not dumped"),
+        }
+    }
+    let mut records: Vec<Record> = Vec::new();
+    if records.try_reserve_exact(all.len()).is_err() {
+        println!("trace: out of memory merging the buffers; no events dumped");
+    } else {
+        records.extend(all.iter().filter_map(Record::decode));
+    }
+    drop(all);
+    records.sort_unstable_by_key(|r| r.timestamp);
+    for r in &records {
+        println!("trace: ev {} {} {} {} {} {}", r.core, r.timestamp, r.event.name(), r.slot, r.generation, r.arg);
+    }
+    println!("trace: end");
+}

@@ -1,0 +1,69 @@
+//! Push rebalancing: core 0's periodic move of a few stealable processes from the busiest core
+//! straight to the idlest on severe imbalance, as ERTS's check_balance does, under the rules a
+//! steal round applies (`balance/`, host-tested).
+
+use core::sync::atomic::Ordering;
+
+use super::migrate::{core_views, hand_back, migrate};
+use crate::arch::cpu;
+use crate::sched::proc::process;
+use crate::sched::record::trace::{self, Event};
+use crate::sched::run::active::{self, may_run_here};
+use crate::sched::run::attention;
+use crate::sched::run::percore::{OnCore, scheduler};
+use crate::sched::run::wake::make_runnable;
+use crate::sched::settings::{balance, rebalance_period_counts};
+use crate::smp;
+use beamcore_deque::Steal;
+use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance, rebalance_due};
+
+/// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
+/// stealable processes from the busiest core straight to the idlest, under the same rules.
+pub(in crate::sched) fn rebalance(core: &mut OnCore) {
+    let cores = smp::cores_online();
+    if cores < 2 || !balance().0.rebalance {
+        // Never due (every core is online before the loop starts): the attention bit goes.
+        attention::set_own(core, attention::REBALANCE, false);
+        return;
+    }
+    let now = cpu::counter();
+    let (config, _) = *balance();
+    if !rebalance_due(&config, now, core.local().last_rebalance, rebalance_period_counts()) {
+        return;
+    }
+    core.local().last_rebalance = now;
+    let mut views = heapless::Vec::new();
+    core_views(&mut views, cores);
+    // Only cores that schedule: an offline core is neither robbed nor given work (a push that
+    // races its leave is caught by its closed inbox and goes on, see `wake::deliver`).
+    let Some(RebalancePlan { from: busiest, to: idlest, batch }) =
+        plan_rebalance(&config, &views, active::core_is_active)
+    else {
+        return;
+    };
+    let Some(stealers) = scheduler(busiest).queues.stealers.get() else { return };
+    let mut moved = 0;
+    'levels: for stealer in stealers {
+        while moved < batch {
+            match stealer.steal() {
+                Steal::Success(item) => {
+                    let slot = item as u32;
+                    if !may_run_here(process::slot(slot), idlest) {
+                        hand_back(core, slot, busiest);
+                        continue 'levels;
+                    }
+                    migrate(slot, busiest, idlest);
+                    trace::process_event(Event::Migrate, idlest, slot, busiest as u32);
+                    make_runnable(core, slot);
+                    moved += 1;
+                }
+                Steal::Empty => continue 'levels,
+                Steal::Retry => break 'levels,
+            }
+        }
+    }
+    if moved > 0 {
+        // ORDERING: Relaxed: a statistic.
+        core.scheduler().stats.rebalanced.fetch_add(moved as u64, Ordering::Relaxed);
+    }
+}
