@@ -27,7 +27,7 @@ Three verdicts, each with its reason:
   vCPU turns, which the seeds already sample: it moves the means by their noise and passes. A
   simulator or policy that decides differently moves the dynamics by far more. `--self-test`
   proves the gate's power on the same QEMU runs: it builds the simulator with each of four
-  deliberate bugs (`sim_bug` in sim/src/engine.rs) and requires the gate to fail on every one.
+  deliberate bugs (`sim_bug` in sim/src/engine/deliberate_bug.rs) and requires the gate to fail on every one.
   `--harmless` proves it does not flip: it reruns QEMU with five harmless variants (one or three
   spaces more in the bootargs, 3, 11 or 29 instructions more at boot: `boot_jitter`), each of
   which redraws QEMU's turns as a small kernel change does, and requires the gate to pass on

@@ -5,13 +5,14 @@
 
 pub mod cost;
 pub mod engine;
-pub mod queens;
 pub mod report;
 pub mod workload;
 
 pub use cost::CostModel;
 pub use engine::{Outcome, Policy, Sim, SimConfig};
 pub use workload::Workload;
+/// The nqueens tasks, at their former path (they are one of `workload`'s programs now).
+pub use workload::queens;
 
 /// Runs `workload` under `policy` with `config` and the cost model `costs`.
 pub fn simulate(workload: Workload, policy: &Policy, config: SimConfig, costs: &CostModel) -> Outcome {

@@ -38,6 +38,49 @@ pub const STORE_EXCLUSIVE_ATTEMPTS: u32 = 8;
 const STATUS_STORED: u32 = 0;
 const STATUS_COMPARE_FAILED: u32 = 2;
 
+/// The compare-and-swap on `top` in LDAXR/STLXR, written once for both builds: `inject` is the
+/// fault-injection build's fragment, spliced between the comparison and the STLXR (empty in the
+/// kernel's build), and `operands` its extra register. Label 6 is where an injected failure
+/// rejoins the retry path; it emits no instruction, so the normal build's code is the same
+/// with or without it. Labels: 2 an attempt, 3 a mismatch, 4 the end, 5 and 6 the injection's.
+/// `observed` and `status` name the caller's variables the asm writes.
+macro_rules! compare_exchange_asm {
+    (
+        $top:expr, $expected:expr, $new:expr, $observed:ident, $status:ident,
+        inject: [$($inject:literal),* $(,)?],
+        operands: [$($operand:tt)*]
+    ) => {
+        asm!(
+            "mov {attempts_left:w}, #{attempts}",
+            "2:",
+            "ldaxr {observed}, [{address}]",
+            "cmp {observed}, {expected}",
+            "b.ne 3f",
+            $($inject,)*
+            "stlxr {status:w}, {new}, [{address}]",
+            "cbz {status:w}, 4f",
+            "6:",
+            "subs {attempts_left:w}, {attempts_left:w}, #1",
+            "b.ne 2b",
+            "b 4f",
+            "3:",
+            "clrex",
+            "mov {status:w}, #{compare_failed}",
+            "4:",
+            $($operand)*
+            address = in(reg) $top.as_ptr(),
+            expected = in(reg) $expected,
+            new = in(reg) $new,
+            observed = out(reg) $observed,
+            status = out(reg) $status,
+            attempts_left = out(reg) _,
+            attempts = const STORE_EXCLUSIVE_ATTEMPTS,
+            compare_failed = const STATUS_COMPARE_FAILED,
+            options(nostack),
+        )
+    };
+}
+
 /// The deque's atomics as hand-written AArch64 instructions (no LSE), for the kernel.
 #[derive(Debug)]
 pub enum Aarch64Asm {}
@@ -115,10 +158,6 @@ impl DequeAtomics for Aarch64Asm {
     fn compare_exchange_top(top: &AtomicU64, expected: u64, new: u64) -> Result<(), CasFailure> {
         let observed: u64;
         let status: u32;
-        #[cfg(deque_inject_stxr_failure)]
-        let planned = inject::plan();
-        #[cfg(deque_inject_stxr_failure)]
-        let inject_left: u32;
         // ORDERING: LDAXR (load-acquire exclusive) + STLXR (store-release exclusive) is the
         // seq_cst read-modify-write of the C11-to-ARMv8 mapping. The release half (STLXR) pairs
         // with the LDAR of `top` in `push` (a thief's slot read happens-before the owner's
@@ -133,6 +172,8 @@ impl DequeAtomics for Aarch64Asm {
         // Rust loop around one attempt). A failed STLXR (status 1) means the monitor was lost
         // while the value still matched; it retries from LDAXR, which sees any change another
         // core made meanwhile, at most STORE_EXCLUSIVE_ATTEMPTS times in all, then reports 1.
+        // The sequence is written once, in `compare_exchange_asm!`; the fault-injection build
+        // adds its fragment and one register there.
         // SAFETY: `top.as_ptr()` is an aligned, live `u64` inside an `AtomicU64`; the exclusive
         // pair accesses it single-copy atomically. `observed`, `status` and `attempts_left` are
         // `out` (not `lateout`), so they never share a register with the inputs, which are
@@ -141,74 +182,37 @@ impl DequeAtomics for Aarch64Asm {
         // outputs, the scratch register and the flags (not declared preserved), no stack.
         #[cfg(not(deque_inject_stxr_failure))]
         unsafe {
-            asm!(
-                "mov {attempts_left:w}, #{attempts}",
-                "2:",
-                "ldaxr {observed}, [{address}]",
-                "cmp {observed}, {expected}",
-                "b.ne 3f",
-                "stlxr {status:w}, {new}, [{address}]",
-                "cbz {status:w}, 4f",
-                "subs {attempts_left:w}, {attempts_left:w}, #1",
-                "b.ne 2b",
-                "b 4f",
-                "3:",
-                "clrex",
-                "mov {status:w}, #{compare_failed}",
-                "4:",
-                address = in(reg) top.as_ptr(),
-                expected = in(reg) expected,
-                new = in(reg) new,
-                observed = out(reg) observed,
-                status = out(reg) status,
-                attempts_left = out(reg) _,
-                attempts = const STORE_EXCLUSIVE_ATTEMPTS,
-                compare_failed = const STATUS_COMPARE_FAILED,
-                options(nostack),
-            );
+            compare_exchange_asm!(top, expected, new, observed, status, inject: [], operands: []);
         }
-        // The same sequence with fault injection (`cfg(deque_inject_stxr_failure)`, test builds
-        // only): while `inject` is non-zero, an attempt whose comparison succeeded skips its
-        // STLXR and fails as a lost reservation would: CLREX clears the monitor, status 1, and
-        // the loop retries from LDAXR exactly as after a real failure. `inject` counts down, so
-        // `planned - inject_left` stores were skipped. The ORDERING argument above is unchanged: a
-        // skipped store writes nothing, like a failed STLXR.
+        #[cfg(deque_inject_stxr_failure)]
+        let planned = inject::plan();
+        #[cfg(deque_inject_stxr_failure)]
+        let inject_left: u32;
+        // With fault injection (`cfg(deque_inject_stxr_failure)`, test builds only): while
+        // `inject` is non-zero, an attempt whose comparison succeeded skips its STLXR and fails
+        // as a lost reservation would: CLREX clears the monitor, status 1, and the loop retries
+        // from LDAXR exactly as after a real failure. `inject` counts down, so
+        // `planned - inject_left` stores were skipped. The ORDERING argument above is unchanged:
+        // a skipped store writes nothing, like a failed STLXR.
         // SAFETY: as above; `inject` is one more register, `inout`, so it is distinct from every
         // `out` register and from the inputs. It writes only its outputs and the flags.
         #[cfg(deque_inject_stxr_failure)]
         unsafe {
-            asm!(
-                "mov {attempts_left:w}, #{attempts}",
-                "2:",
-                "ldaxr {observed}, [{address}]",
-                "cmp {observed}, {expected}",
-                "b.ne 3f",
-                "cbz {inject:w}, 5f",
-                "sub {inject:w}, {inject:w}, #1",
-                "clrex",
-                "mov {status:w}, #1",
-                "b 6f",
-                "5:",
-                "stlxr {status:w}, {new}, [{address}]",
-                "cbz {status:w}, 4f",
-                "6:",
-                "subs {attempts_left:w}, {attempts_left:w}, #1",
-                "b.ne 2b",
-                "b 4f",
-                "3:",
-                "clrex",
-                "mov {status:w}, #{compare_failed}",
-                "4:",
-                address = in(reg) top.as_ptr(),
-                expected = in(reg) expected,
-                new = in(reg) new,
-                inject = inout(reg) planned => inject_left,
-                observed = out(reg) observed,
-                status = out(reg) status,
-                attempts_left = out(reg) _,
-                attempts = const STORE_EXCLUSIVE_ATTEMPTS,
-                compare_failed = const STATUS_COMPARE_FAILED,
-                options(nostack),
+            compare_exchange_asm!(
+                top,
+                expected,
+                new,
+                observed,
+                status,
+                inject: [
+                    "cbz {inject:w}, 5f",
+                    "sub {inject:w}, {inject:w}, #1",
+                    "clrex",
+                    "mov {status:w}, #1",
+                    "b 6f",
+                    "5:",
+                ],
+                operands: [inject = inout(reg) planned => inject_left,]
             );
         }
         #[cfg(deque_inject_stxr_failure)]

@@ -1,4 +1,8 @@
 //! A typed face on the deque for owned items: `Box<T>` goes in, the same `Box<T>` comes out.
+//! Test-only (`cfg(test)`, lib.rs): the kernel queues process ids as plain words and nothing
+//! outside this crate's tests used it; the unit and stress tests keep it because owned items
+//! are the strictest check of the exactly-once guarantee (a box handed out twice is a double
+//! free, one never handed out a leak, both caught by the drop-counting tests).
 //!
 //! The deque moves 64-bit words; this wrapper turns a box into its address on the way in
 //! (`Box::into_raw`, exposing the pointer's provenance) and back on the way out. It relies on

@@ -16,7 +16,6 @@
 //!   results that tell causes apart ([`Steal`], [`Pop`], [`Full`]).
 //! - [`WorkQueue`]/[`WorkQueueStealer`]: the deque plus a locked overflow, so nothing is lost
 //!   when the deque is full.
-//! - [`BoxWorker`]/[`BoxStealer`]: a typed face for `Box<T>` items.
 //! - [`DequeAtomics`]: the seam to the hardware, picked by type parameter: [`Portable`]
 //!   (`core::sync::atomic`, or loom's under `cfg(loom)`) or `Aarch64Asm` (hand-written
 //!   LDXR/STXR and DMB, `target_arch = "aarch64"` only). [`NativeAtomics`] names the one the
@@ -34,8 +33,8 @@
 //! `unsafe` is denied here and allowed, by name, in the three modules that need it, each block
 //! with its `// SAFETY:` argument: [`aarch64`](Aarch64Asm) (the inline LDXR/STXR and DMB
 //! assembly), `shared` (the one raw-pointer read of a ring slot, so `chase_lev.rs` stays safe)
-//! and `boxed` (turning a `u64` item back into the `Box` it came from). Every other module is
-//! `#![forbid(unsafe_code)]`. The AArch64 primitive stays in this crate rather than in the
+//! and the test-only `boxed` (turning a `u64` item back into the `Box` it came from). Every
+//! other module is `#![forbid(unsafe_code)]`. The AArch64 primitive stays in this crate rather than in the
 //! kernel because it is half of the deque's [`DequeAtomics`] seam and the in-QEMU stress test
 //! (tests/29) checks it against the very algorithm here.
 
@@ -46,6 +45,9 @@
 
 extern crate alloc;
 
+// Test-only: `Box<T>` items through the deque, for the unit and stress tests (nothing outside
+// the crate's tests used it, so it is not part of the deque's interface).
+#[cfg(all(test, not(loom)))]
 #[allow(unsafe_code)]
 mod boxed;
 mod chase_lev;
@@ -64,7 +66,8 @@ mod aarch64;
 #[cfg(test)]
 mod tests;
 
-pub use boxed::{BoxStealer, BoxWorker};
+#[cfg(all(test, not(loom)))]
+use boxed::{BoxStealer, BoxWorker};
 pub use chase_lev::{Stealer, Worker};
 pub use outcome::{CapacityError, Full, Pop, Steal};
 pub use overflow::{PushedTo, WorkQueue, WorkQueueStealer};

@@ -13,7 +13,7 @@ use beamcore_workload_shapes::{
     queens_two_placed, queens_units,
 };
 
-use crate::workload::{Ctx, Op, Placement, Program, Spawn};
+use super::{Ctx, Op, Placement, Program, Spawn};
 
 /// A board state: the columns taken and the squares attacked diagonally in the next row.
 pub type Board = (u32, u32, u32);

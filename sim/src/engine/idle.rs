@@ -1,0 +1,106 @@
+//! A core with nothing to run: the idle search (`max_searchers`, `search_spent`,
+//! `search_pause_counts`), the end of a steal round that took nothing, and sleep (announce, look
+//! once more, WFI until a wake-up or the next tick), with the idle-while-work-waits statistic.
+
+use beamcore_sched_policy::balance::{check_victim, max_searchers, search_pause_counts, search_spent, worth_a_thief};
+
+use super::state::{Phase, Round};
+use super::{LOOP_NS, RELAX_NS, Sim};
+
+impl Sim<'_> {
+    /// Does another core (of the window) hold `min_steal` stealable processes?
+    pub(super) fn work_elsewhere(&self, thief: usize, window: &[usize]) -> bool {
+        let config = &self.policy.config;
+        window.iter().filter(|&&c| c != thief).any(|&c| worth_a_thief(config, self.cores[c].stealable()))
+    }
+
+    pub(super) fn stop_searching(&mut self, core: usize) {
+        self.cores[core].searching = false;
+        self.searching -= 1;
+    }
+
+    pub(super) fn end_search(&mut self, core: usize) {
+        if self.cores[core].searching {
+            self.stop_searching(core);
+        }
+    }
+
+    /// `search_a_little_longer`: the pause before the next loop pass, or `None` to sleep.
+    pub(super) fn search_pause(&mut self, core: usize, now: u64) -> Option<u64> {
+        let n = self.cfg.cores;
+        if n < 2 {
+            return None;
+        }
+        if !self.cores[core].searching {
+            if self.searching >= max_searchers(n) {
+                return None;
+            }
+            self.searching += 1;
+            let c = &mut self.cores[core];
+            c.searching = true;
+            c.search_started = now;
+            c.search_rounds = 0;
+        } else if search_spent(&self.search, self.cores[core].search_started, now) {
+            self.stop_searching(core);
+            return None;
+        }
+        let c = &mut self.cores[core];
+        let pause = search_pause_counts(&self.search, c.search_rounds, c.rng.next_u64());
+        c.search_rounds += 1;
+        let pause = c.scale(pause);
+        let window = self.window(core);
+        if self.work_elsewhere(core, &window) {
+            self.cores[core].stats.idle_with_work_ns += pause;
+        }
+        Some(pause)
+    }
+
+    /// A round that took nothing: come round again soon if a cooldown ends within a slice,
+    /// else search a little longer, else sleep.
+    pub(super) fn end_round(&mut self, core: usize, now: u64, round: Round, cost: u64) {
+        let now = now + self.cores[core].scale(cost);
+        if let Some(at) = round.cooled_at
+            && at.wrapping_sub(now) as i64 <= self.cfg.slice_ns as i64
+        {
+            let at = now + self.cores[core].scale(RELAX_NS);
+            self.schedule(core, at);
+            return;
+        }
+        match self.search_pause(core, now) {
+            Some(pause) => self.schedule(core, now + pause),
+            None => self.sleep(core, now),
+        }
+    }
+
+    /// `sleep`: announce, look once more, then WFI until a wake-up or the next tick.
+    pub(super) fn sleep(&mut self, core: usize, now: u64) {
+        if !self.cores[core].inbox.is_empty() {
+            self.schedule(core, now);
+            return;
+        }
+        self.sleepers.insert(core);
+        if self.steal_would_succeed(core, now) {
+            self.sleepers.remove(&core);
+            self.schedule(core, now + self.cores[core].scale(LOOP_NS));
+            return;
+        }
+        let slice = self.cfg.slice_ns.max(1);
+        let phase = self.cores[core].tick_phase;
+        let next_tick = if now < phase { phase } else { phase + ((now - phase) / slice + 1) * slice };
+        self.cores[core].phase = Phase::Asleep { since: now };
+        self.set_awake(core, false);
+        self.schedule(core, next_tick);
+    }
+
+    pub(super) fn steal_would_succeed(&mut self, thief: usize, now: u64) -> bool {
+        if self.cfg.cores < 2 {
+            return false;
+        }
+        let window = self.window(thief);
+        let thief_load = self.cores[thief].view(thief).load;
+        let config = self.policy.config;
+        window.iter().filter(|&&v| v != thief).any(|&v| {
+            check_victim(&config, thief_load, &self.cores[v].view(v), now, self.cores[thief].last_steal[v]).is_ok()
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! What a simulation is asked to run besides the workload: the balancing [`Policy`] (the kernel's
+//! `BalanceConfig` and victim strategy, by the names `make sim` compares) and the machine's
+//! settings ([`SimConfig`]: cores, seed, slice, per-core speeds, time limit).
+
+use beamcore_sched_policy::balance::{BalanceConfig, DEFAULT_COOLDOWN_NS, StealAmount, Strategy};
+
+use super::COUNTER_HZ;
+
+/// A balancing policy: the kernel's settings and victim strategy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Policy {
+    pub name: String,
+    pub config: BalanceConfig,
+    pub strategy: Strategy,
+}
+
+impl Policy {
+    /// beamcore's defaults (`strategy=load`), durations at the simulated 1 GHz counter.
+    pub fn default_policy() -> Policy {
+        Policy::strategy("default", Strategy::Load)
+    }
+
+    /// The defaults with another victim strategy.
+    pub fn strategy(name: &str, strategy: Strategy) -> Policy {
+        Policy {
+            name: name.to_string(),
+            config: BalanceConfig::default().timed(DEFAULT_COOLDOWN_NS, COUNTER_HZ),
+            strategy,
+        }
+    }
+
+    /// The peers' policy (Go, Tokio) as `make bench` runs it: `strategy=random steal=half
+    /// cooldown=0 min_steal=1 imbalance=0`.
+    pub fn peers() -> Policy {
+        let config = BalanceConfig {
+            min_steal: 1,
+            imbalance: 0,
+            amount: StealAmount::Half,
+            ..BalanceConfig::default().timed(0, COUNTER_HZ)
+        };
+        Policy { name: "peers".to_string(), config, strategy: Strategy::Random }
+    }
+
+    /// Every policy `make sim` compares: the default (`load`), each other strategy with the
+    /// other defaults, and the peers'.
+    pub fn all() -> Vec<Policy> {
+        let mut all = vec![Policy::default_policy()];
+        for strategy in Strategy::ALL {
+            if strategy != Strategy::Load {
+                all.push(Policy::strategy(strategy.name(), strategy));
+            }
+        }
+        all.push(Policy::peers());
+        all
+    }
+
+    pub fn by_name(name: &str) -> Option<Policy> {
+        Policy::all()
+            .into_iter()
+            .find(|p| p.name == name)
+            .or_else(|| (name == "load").then(|| Policy::strategy("load", Strategy::Load)))
+    }
+}
+
+/// One simulation's settings besides the policy and the workload.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub cores: usize,
+    pub seed: u64,
+    /// The time slice (bootarg `slice_us`), ns.
+    pub slice_ns: u64,
+    /// Reductions per slice (bootarg `reductions`).
+    pub reductions: u32,
+    /// Per-core time factors (every cost on core i is multiplied by `factors[i]`): 1.0 for a
+    /// real machine's equal cores; other values for experiments (`beamcore-sim run --factors`).
+    pub factors: Option<Vec<f64>>,
+    /// QEMU's round-robin under `-icount` (replaces `factors`): core i gets `shares[i]` of the
+    /// turns among the cores that are awake (not in WFI), so a core's time per instruction is
+    /// the awake cores' summed shares over its own, and the others speed up while one sleeps.
+    /// The shares are a run's share probe (`probe_ms=`); see docs/simulator.md.
+    pub shares: Option<Vec<f64>>,
+    /// Give up after this much simulated time (a livelock would otherwise never end), ns: 1,000
+    /// s, some five times the one-core time of the largest workload `make sim` runs.
+    pub time_limit_ns: u64,
+}
+
+impl SimConfig {
+    pub fn new(cores: usize, seed: u64) -> SimConfig {
+        SimConfig {
+            cores: cores.max(1),
+            seed,
+            slice_ns: 1_000_000,
+            reductions: 4000,
+            factors: None,
+            shares: None,
+            time_limit_ns: 1_000_000_000_000,
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! One core's step: the scheduler loop's pass (inbox, rebalancing, dispatch or a steal round),
+//! the running process's operations (compute with preemption at the tick, spawn, send,
+//! receive, yield, exit) and the switch out, with the work and critical path they add.
+
+use super::state::{Effect, Pending, Phase, State};
+use super::{LOOP_NS, Sim};
+use crate::workload::{Ctx, Op, Placement};
+
+impl Sim<'_> {
+    /// One action of `core` at `now`.
+    pub(super) fn step(&mut self, core: usize, now: u64) {
+        match std::mem::replace(&mut self.cores[core].phase, Phase::Loop) {
+            Phase::Loop => self.loop_pass(core, now),
+            Phase::Switch { pid, pending } => {
+                self.after_switch(core, pid, pending, now);
+                self.loop_pass(core, now);
+            }
+            Phase::Run { pid, slice_started, effect, preempt } => {
+                self.run_step(core, now, pid, slice_started, effect, preempt)
+            }
+            Phase::Steal(round) => self.steal_attempt(core, now, round),
+            Phase::Asleep { since } => {
+                self.sleepers.remove(&core);
+                self.set_awake(core, true);
+                let slept = now - since;
+                self.cores[core].stats.asleep_ns += slept;
+                let window = self.window(core);
+                if self.work_elsewhere(core, &window) {
+                    self.cores[core].stats.idle_with_work_ns += slept;
+                }
+                self.loop_pass(core, now);
+            }
+        }
+    }
+
+    /// What `run` does once a process has switched out.
+    pub(super) fn after_switch(&mut self, core: usize, pid: u32, pending: Pending, now: u64) {
+        match pending {
+            Pending::Requeue | Pending::Preempted => {
+                self.procs[pid as usize].state = State::Runnable;
+                self.enqueue_local(core, pid, now);
+            }
+            // A message may have come while it switched out: the sender saw it waiting and
+            // queued it already (through the inbox), as in the kernel.
+            Pending::Block => {}
+            Pending::Exit => {
+                let p = &mut self.procs[pid as usize];
+                p.state = State::Done;
+                p.exits += 1;
+                self.cores[core].stats.completed += 1;
+                self.done += 1;
+                self.makespan = self.makespan.max(now);
+            }
+        }
+    }
+
+    /// One pass of `run_loop` that found no job: inbox, rebalancing, the next process, or a
+    /// steal round, search and sleep.
+    pub(super) fn loop_pass(&mut self, core: usize, now: u64) {
+        let mut cost = LOOP_NS;
+        while let Some(pid) = self.cores[core].inbox.pop_front() {
+            self.enqueue_local(core, pid, now);
+            cost += self.costs.push;
+        }
+        if core == 0 {
+            cost += self.rebalance(now);
+        }
+        if let Some(pid) = self.take_next(core, now) {
+            self.end_search(core);
+            let c = &mut self.cores[core];
+            c.stats.executed += 1;
+            let start = now + c.scale(cost + self.costs.dispatch);
+            let p = &mut self.procs[pid as usize];
+            debug_assert_eq!(p.state, State::Runnable, "process {pid} dispatched twice");
+            p.state = State::Running;
+            p.reductions = i64::from(self.cfg.reductions);
+            if let Some(home) = self.bound_home[pid as usize]
+                && home != core
+            {
+                self.bound_violations += 1;
+            }
+            self.cores[core].phase = Phase::Run { pid, slice_started: start, effect: Effect::None, preempt: false };
+            self.schedule(core, start);
+            return;
+        }
+        self.start_round(core, now, cost);
+    }
+
+    /// The running process: its last operation completes now (its effect takes place), then it
+    /// asks for the next.
+    pub(super) fn run_step(
+        &mut self,
+        core: usize,
+        now: u64,
+        pid: u32,
+        slice_started: u64,
+        effect: Effect,
+        preempt: bool,
+    ) {
+        if preempt {
+            // The tick ended its slice in the middle of a computation (kept in `left`).
+            self.cores[core].stats.preemptions += 1;
+            return self.switch_out(core, now, pid, slice_started, Pending::Preempted);
+        }
+        match effect {
+            Effect::None => {}
+            Effect::Compute { units, reductions } => {
+                self.cores[core].stats.work += units;
+                let p = &mut self.procs[pid as usize];
+                p.reductions -= i64::from(reductions);
+                if p.reductions <= 0 {
+                    return self.switch_out(core, now, pid, slice_started, Pending::Requeue);
+                }
+            }
+            Effect::Credit(units) => self.cores[core].stats.work += units,
+            Effect::Spawn(spawn) => {
+                let target = match spawn.placement {
+                    Placement::Here => core,
+                    Placement::OnCore(c) | Placement::Bound(c) => c.min(self.cfg.cores - 1),
+                };
+                let bound = matches!(spawn.placement, Placement::Bound(_));
+                let span = self.procs[pid as usize].span;
+                let child = self.create(spawn.program, spawn.priority, target, bound, span);
+                self.make_runnable(core, child, now);
+            }
+            Effect::Send { to, word } => {
+                let span = self.procs[pid as usize].span;
+                let target = &mut self.procs[to as usize];
+                if target.state != State::Done {
+                    target.mailbox.push_back((word, span));
+                    if target.state == State::Waiting {
+                        target.state = State::Runnable;
+                        self.make_runnable(core, to, now);
+                    }
+                }
+            }
+        }
+        // Compute left over from a preemption comes first.
+        if let Some((ns, units, reductions)) = self.procs[pid as usize].left.take() {
+            return self.compute(core, now, pid, slice_started, ns, units, reductions);
+        }
+        let op = if std::mem::take(&mut self.procs[pid as usize].retry_receive) {
+            Op::Receive
+        } else {
+            let p = &mut self.procs[pid as usize];
+            let mut ctx = Ctx {
+                me: pid,
+                message: p.message.take(),
+                cores: self.cfg.cores,
+                costs: self.costs,
+                shared: &mut self.shared,
+            };
+            p.program.next(&mut ctx)
+        };
+        let costs = self.costs;
+        let (cost, effect) = match op {
+            Op::Compute { ns, units, reductions } => {
+                self.procs[pid as usize].span += ns;
+                self.work += ns;
+                return self.compute(core, now, pid, slice_started, ns, units, reductions);
+            }
+            Op::Credit(units) => (0, Effect::Credit(units)),
+            Op::Spawn(spawn) => (costs.spawn, Effect::Spawn(spawn)),
+            Op::Send { to, word } => (costs.send, Effect::Send { to, word }),
+            Op::Receive => {
+                let p = &mut self.procs[pid as usize];
+                match p.mailbox.pop_front() {
+                    Some((word, sent_span)) => {
+                        p.span = p.span.max(sent_span);
+                        p.message = Some(word);
+                        (costs.receive, Effect::None)
+                    }
+                    None => {
+                        // Block: the receive is tried again (and takes the message) once woken.
+                        p.state = State::Waiting;
+                        p.retry_receive = true;
+                        return self.switch_out(core, now, pid, slice_started, Pending::Block);
+                    }
+                }
+            }
+            Op::Yield => return self.switch_out(core, now, pid, slice_started, Pending::Requeue),
+            Op::Exit => {
+                self.procs[pid as usize].span += costs.exit;
+                self.work += costs.exit;
+                let at = now + self.cores[core].scale(costs.exit);
+                self.cores[core].stats.busy_ns += at - now;
+                return self.switch_out(core, at, pid, slice_started, Pending::Exit);
+            }
+        };
+        self.procs[pid as usize].span += cost;
+        self.work += cost;
+        let at = now + self.cores[core].scale(cost);
+        self.cores[core].stats.busy_ns += at - now;
+        self.cores[core].phase = Phase::Run { pid, slice_started, effect, preempt: false };
+        self.schedule(core, at);
+    }
+
+    /// Computes `ns` (this core's factor applied), unless the tick ends the slice first.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn compute(
+        &mut self,
+        core: usize,
+        now: u64,
+        pid: u32,
+        slice_started: u64,
+        ns: u64,
+        units: u64,
+        reductions: u32,
+    ) {
+        let c = &self.cores[core];
+        let end = now + c.scale(ns);
+        // The first tick at which the slice is over: ticks come every slice at this core's phase.
+        let slice = self.cfg.slice_ns.max(1);
+        let due = slice_started + slice;
+        let tick = if due <= c.tick_phase {
+            c.tick_phase
+        } else {
+            c.tick_phase + (due - c.tick_phase).div_ceil(slice) * slice
+        };
+        if tick < end {
+            let done_ns = ((tick - now) as f64 / c.factor).floor() as u64;
+            self.procs[pid as usize].left = Some((ns - done_ns.min(ns), units, reductions));
+            self.cores[core].stats.busy_ns += tick - now;
+            self.cores[core].phase = Phase::Run { pid, slice_started, effect: Effect::None, preempt: true };
+            self.schedule(core, tick);
+            return;
+        }
+        self.cores[core].stats.busy_ns += end - now;
+        self.cores[core].phase =
+            Phase::Run { pid, slice_started, effect: Effect::Compute { units, reductions }, preempt: false };
+        self.schedule(core, end);
+    }
+
+    /// The process gives the core back; the scheduler acts on `pending` once the switch is done.
+    pub(super) fn switch_out(&mut self, core: usize, now: u64, pid: u32, _slice_started: u64, pending: Pending) {
+        let at = now + self.cores[core].scale(self.costs.switch_out);
+        self.cores[core].stats.busy_ns += at - now;
+        self.cores[core].phase = Phase::Switch { pid, pending };
+        self.schedule(core, at);
+    }
+}

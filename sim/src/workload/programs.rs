@@ -1,0 +1,215 @@
+//! Every program's steps ([`Program::next`]): main spawning the workload's processes where the
+//! kernel spawns them and collecting their answers, and each worker, fib node, uts node, bang
+//! sender and receiver, grain spawner and task asking for its next operation in turn.
+
+use beamcore_sched_policy::Priority;
+use beamcore_workload_shapes::{grain_chunks, uts_child_id, uts_children};
+
+use super::catalog::grain_tasks;
+use super::queens::{QueensTask, QueensTree};
+use super::{Ctx, GRAIN_WINDOW, Op, Placement, Program, Workload, spawn, unit};
+
+impl Program {
+    /// The next operation, the previous one having completed.
+    pub fn next(&mut self, ctx: &mut Ctx<'_>) -> Op {
+        match self {
+            Program::Main { workload, pc, index } => main_next(*workload, pc, index, ctx),
+            Program::Worker { units, done, main, sent } => {
+                if *done < *units {
+                    *done += 1;
+                    unit(ctx.costs)
+                } else if !*sent {
+                    *sent = true;
+                    Op::Send { to: *main, word: 0 }
+                } else {
+                    Op::Exit
+                }
+            }
+            Program::Fib { n, parent, pc } => {
+                *pc += 1;
+                match (*n < 2, *pc) {
+                    (true, 1) => unit(ctx.costs),
+                    (true, 2) => Op::Send { to: *parent, word: *n as u64 },
+                    (false, 1) => {
+                        spawn(Program::Fib { n: *n - 1, parent: ctx.me, pc: 0 }, Priority::Normal, Placement::Here)
+                    }
+                    (false, 2) => {
+                        spawn(Program::Fib { n: *n - 2, parent: ctx.me, pc: 0 }, Priority::Normal, Placement::Here)
+                    }
+                    (false, 3 | 4) => Op::Receive,
+                    (false, 5) => Op::Send { to: *parent, word: 0 },
+                    _ => Op::Exit,
+                }
+            }
+            Program::Queens(task) => task.next(ctx),
+            Program::Uts { id, kids, depth, children, percent, parent, pc, i } => match *pc {
+                0 => {
+                    *pc = 1;
+                    unit(ctx.costs)
+                }
+                1 if *i < *kids => {
+                    let child = uts_child_id(*id, *i);
+                    *i += 1;
+                    let grandchildren = if *depth >= 64 { 0 } else { uts_children(child, *children, *percent) };
+                    let program = Program::Uts {
+                        id: child,
+                        kids: grandchildren,
+                        depth: *depth + 1,
+                        children: *children,
+                        percent: *percent,
+                        parent: ctx.me,
+                        pc: 0,
+                        i: 0,
+                    };
+                    spawn(program, Priority::Normal, Placement::Here)
+                }
+                1 => {
+                    *pc = 2;
+                    *i = 0;
+                    self.next(ctx)
+                }
+                2 if *i < *kids => {
+                    *i += 1;
+                    Op::Receive
+                }
+                2 => {
+                    *pc = 3;
+                    Op::Send { to: *parent, word: 0 }
+                }
+                _ => Op::Exit,
+            },
+            Program::BangReceiver { left, credit, main, pc } => {
+                if *left > 0 {
+                    *left -= 1;
+                    return Op::Receive;
+                }
+                *pc += 1;
+                match *pc {
+                    1 => Op::Credit(*credit),
+                    2 => Op::Send { to: *main, word: 0 },
+                    _ => Op::Exit,
+                }
+            }
+            Program::BangSender { left, receiver, credit, pc } => {
+                if *left > 0 {
+                    *left -= 1;
+                    return Op::Send { to: *receiver, word: 0 };
+                }
+                *pc += 1;
+                match *pc {
+                    1 => Op::Credit(*credit),
+                    _ => Op::Exit,
+                }
+            }
+            Program::GrainSpawner { next, tasks, grain_ns, main } => {
+                if *next >= *tasks {
+                    return Op::Exit;
+                }
+                // `while i - done >= GRAIN_WINDOW { yield_now() }`
+                if *next - ctx.shared.grain_done >= GRAIN_WINDOW {
+                    return Op::Yield;
+                }
+                *next += 1;
+                let task = Program::GrainTask { grain_ns: *grain_ns, tasks: *tasks, main: *main, pc: 0 };
+                spawn(task, Priority::Normal, Placement::OnCore(0))
+            }
+            Program::GrainTask { grain_ns, tasks, main, pc } => {
+                // As the kernel's task: chunk by chunk, each credited where it was computed.
+                *pc += 1;
+                let chunks = grain_chunks(*grain_ns).count() as u64;
+                match u64::from(*pc) {
+                    k if k <= chunks => {
+                        let ns = grain_chunks(*grain_ns).nth(k as usize - 1).expect("k is at most the count");
+                        Op::Compute { ns, units: ns, reductions: 0 }
+                    }
+                    k if k == chunks + 1 => {
+                        ctx.shared.grain_done += 1;
+                        if ctx.shared.grain_done == *tasks { Op::Send { to: *main, word: 0 } } else { Op::Exit }
+                    }
+                    _ => Op::Exit,
+                }
+            }
+        }
+    }
+}
+
+fn main_next(workload: Workload, pc: &mut u32, index: &mut u64, ctx: &mut Ctx<'_>) -> Op {
+    // Phase 0 spawns `index` from 0 to the count; phase 1 receives that many answers; then exit.
+    let me = ctx.me;
+    let (count, answers) = match workload {
+        Workload::Fib { .. } | Workload::Uts { .. } | Workload::Grain { .. } => (1, 1),
+        Workload::Imbalanced { workers, .. } | Workload::Mixed { workers, .. } => {
+            (u64::from(workers), u64::from(workers))
+        }
+        Workload::Nqueens { n, split } => {
+            let tasks = QueensTree::of(n, split).top.len() as u64;
+            (tasks, tasks)
+        }
+        Workload::Bang { senders, .. } => (u64::from(senders) + 1, 1),
+    };
+    if *pc == 0 {
+        if *index < count {
+            let i = *index;
+            *index += 1;
+            return match workload {
+                Workload::Fib { n } => spawn(Program::Fib { n, parent: me, pc: 0 }, Priority::Normal, Placement::Here),
+                Workload::Imbalanced { units, .. } => spawn(
+                    Program::Worker { units, done: 0, main: me, sent: false },
+                    Priority::Normal,
+                    Placement::OnCore(0),
+                ),
+                Workload::Mixed { units, .. } => {
+                    let priority = Priority::ALL[(i % 4) as usize];
+                    let placement = if i.is_multiple_of(5) {
+                        Placement::Bound((i / 5) as usize % ctx.cores)
+                    } else {
+                        Placement::OnCore(0)
+                    };
+                    spawn(Program::Worker { units, done: 0, main: me, sent: false }, priority, placement)
+                }
+                Workload::Nqueens { n, split } => {
+                    let board = QueensTree::of(n, split).top[i as usize];
+                    let task = QueensTask::new(n, split, 2, board, me);
+                    spawn(Program::Queens(task), Priority::Normal, Placement::OnCore(0))
+                }
+                Workload::Uts { roots, children, percent } => {
+                    let program = Program::Uts {
+                        id: 0,
+                        kids: u64::from(roots),
+                        depth: 0,
+                        children: u64::from(children),
+                        percent: u64::from(percent),
+                        parent: me,
+                        pc: 0,
+                        i: 0,
+                    };
+                    spawn(program, Priority::Normal, Placement::OnCore(0))
+                }
+                Workload::Bang { senders, messages } => {
+                    let (s, m) = (u64::from(senders), u64::from(messages));
+                    if i == 0 {
+                        let receiver = Program::BangReceiver { left: s * m, credit: s * m / 16, main: me, pc: 0 };
+                        spawn(receiver, Priority::Normal, Placement::OnCore(0))
+                    } else {
+                        // The receiver is the first process main spawned: pid main + 1.
+                        let sender = Program::BangSender { left: m, receiver: me + 1, credit: m / 16, pc: 0 };
+                        spawn(sender, Priority::Normal, Placement::OnCore((i - 1) as usize % ctx.cores))
+                    }
+                }
+                Workload::Grain { grain_ns, total_ns } => {
+                    let tasks = grain_tasks(grain_ns, total_ns);
+                    let spawner = Program::GrainSpawner { next: 0, tasks, grain_ns: grain_ns.max(1), main: me };
+                    spawn(spawner, Priority::Normal, Placement::Bound(0))
+                }
+            };
+        }
+        *pc = 1;
+        *index = 0;
+    }
+    if *pc == 1 && *index < answers {
+        *index += 1;
+        return Op::Receive;
+    }
+    *pc = 2;
+    Op::Exit
+}
