@@ -13,7 +13,7 @@ use crate::exit::{ExitCode, exit};
 use crate::mm::frames;
 use crate::mm::layout::{self, MAX_CORES};
 use crate::platform::{BootargsCut, EnableMethod, Platform, PsciConduit, Region, Source};
-use crate::time::{self, Deadline};
+use crate::time::Deadline;
 use crate::{board, console, println, sched, smp};
 
 static CONFIG: spin::Once<Config> = spin::Once::new();
@@ -158,7 +158,8 @@ pub unsafe extern "C" fn boot_core_entry(loader_x0: u64, entry_el: u64) -> ! {
         cpu::counter_frequency(),
         config.slice_us
     );
-    let slice_counts = time::us_to_counts(u64::from(config.slice_us));
+    // Every setting the scheduler uses, converted once (durations to counts, rounded up).
+    let sched_config = sched::SchedConfig::from_boot(&config, cpu::counter_frequency());
     // What the exception vectors and the tick call: the SMP layer's IRQ handler and the
     // scheduler's hooks (the lower layers name neither).
     exception::set_handlers(exception::Handlers { irq: smp::handle_irq, process_fault: sched::on_process_fault });
@@ -171,19 +172,10 @@ pub unsafe extern "C" fn boot_core_entry(loader_x0: u64, entry_el: u64) -> ! {
         dump: sched::debug_dump,
         hold_current: sched::hold_current_on_core,
     });
-    smp::init_boot(gic, slice_counts);
-    if let Err(error) = sched::init_global(
-        slice_counts,
-        u64::from(config.reductions),
-        config.balance.timed(config.cooldown_ns, cpu::counter_frequency()),
-        config.strategy,
-        config.trace,
-        config.queues,
-        config.placement,
-    ) {
+    smp::init_boot(gic, sched_config.slice_counts);
+    if let Err(error) = sched::init_global(sched_config) {
         panic!("scheduler: {error}");
     }
-    sched::init_telemetry(config.telemetry);
     sched::init_core_scheduler();
     if let Err(error) = smp::bring_core_online(0) {
         panic!("boot core: {error}");

@@ -26,7 +26,8 @@ pub use beamcore_json_report as report;
 /// The kernel's configuration and its hand-over to the program (crates/bootargs,
 /// crates/program-args).
 pub use beamcore_program_args as config;
-pub mod sched;
+/// The scheduler (kernel/sched/, its own crate: the layer under this one).
+pub use beamcore_sched as sched;
 
 // The layers below the scheduler, each a crate of its own that names nothing above it
 // (docs/layout.md), re-exported under the paths programs have always used.

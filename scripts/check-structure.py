@@ -4,7 +4,7 @@
 - No import cycle in kernel/sched/, at any folder level: among the parts of sched/ itself (each
   file, and each folder taken whole), and among the parts of each of its folders (run/runqueue/
   among the files of run/, say). A file that names a module through `super::x`,
-  `super::super::x` or `crate::sched::x::y` depends on it; the dependency counts at the level of
+  `super::super::x` or `crate::x::y` (sched is a crate: kernel/sched/lib.rs) depends on it; the dependency counts at the level of
   the nearest folder that holds both, between the two parts of that folder they stand in (a file
   of run/ naming proc/process.rs: run -> proc among sched/'s parts). A file naming its own
   folder's items (`super::helper` in a folder's file) is no dependency between parts. Each level's
@@ -48,6 +48,8 @@ def module_path(path, sched=SCHED):
     """A file's module under sched, as path segments: `run/percore.rs` is (run, percore),
     `run/runqueue/mod.rs` is (run, runqueue), sched/mod.rs is ()."""
     parts = path.relative_to(sched).with_suffix("").parts
+    if parts == ("lib",):
+        return ()  # the crate's root: sched is a crate of its own (kernel/sched/lib.rs)
     return parts[:-1] if parts[-1] == "mod" else parts
 
 
@@ -56,7 +58,7 @@ def named_paths(source):
     gives ("super::", [a, b]) and ("super::", [a, c, d]); only the segments up to the first
     brace's items matter to the graph."""
     found = []
-    for m in re.finditer(r"\b((?:super::)+|crate::sched::|self::)((?:\w+::)*)(\{[^}]*\}|\w+)", source):
+    for m in re.finditer(r"\b((?:super::)+|crate::|self::)((?:\w+::)*)(\{[^}]*\}|\w+)", source):
         head = [s for s in m.group(2).split("::") if s]
         tail = m.group(3)
         items = [t.strip() for t in tail.strip("{}").split(",")] if tail.startswith("{") else [tail]
@@ -84,7 +86,7 @@ def levels(sched=SCHED):
         if not me:
             continue  # sched/mod.rs declares and re-exports every module
         for prefix, segments in named_paths(without_comments(f.read_text())):
-            if prefix == "crate::sched::":
+            if prefix == "crate::":
                 base = ()
             elif prefix == "self::":
                 base = me

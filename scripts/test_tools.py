@@ -804,7 +804,7 @@ class StructureCheck(unittest.TestCase):
                 "mod.rs": "mod a; mod b; mod c;",
                 "a.rs": "use super::b::f;\n// super::c::g is only mentioned",
                 "b/mod.rs": "mod inner;",
-                "b/inner.rs": "use super::helper; use crate::sched::a::x;",
+                "b/inner.rs": "use super::helper; use crate::a::x;",
                 "c.rs": "use super::a;",
             })
             graph = structure.dependencies(sched)
@@ -821,7 +821,7 @@ class StructureCheck(unittest.TestCase):
                 "low/x.rs": "use super::y::f;",
                 "low/y.rs": "use super::x::{g, h};",
                 "high/mod.rs": "pub(super) mod z; mod deep;",
-                "high/z.rs": "use crate::sched::low::x::g; use super::super::top::t;",
+                "high/z.rs": "use crate::low::x::g; use super::super::top::t;",
                 "high/deep/mod.rs": "mod w;",
                 "high/deep/w.rs": "use super::super::z; use super::helper;",
                 "top.rs": "use super::high::z::k; use super::low::{x, y::f};",

@@ -12,22 +12,22 @@ use crate::arch::exception::{Syndrome, TrapFrame};
 use crate::console::LineBuffer;
 use crate::debug::backtrace::Backtrace;
 use crate::mm::stacks::GrowError;
-use crate::sched::proc::process::{self, ExitReason, Pid, Unwinding};
-use crate::sched::record::stats::bump;
-use crate::sched::record::trace::{self, Event};
-use crate::sched::run::percore::{OnCore, Pending, scheduler};
-use crate::sched::run::runqueue::movable;
-use crate::sched::settings::slice_counts;
-use crate::sched::turn::dispatch::end_unwinding;
-use crate::sched::turn::ending::is_program_main;
-use crate::sched::turn::unwind::Why;
+use crate::proc::process::{self, ExitReason, Pid, Unwinding};
+use crate::record::stats::bump;
+use crate::record::trace::{self, Event};
+use crate::run::percore::{OnCore, Pending, scheduler};
+use crate::run::runqueue::movable;
+use crate::settings::slice_counts;
+use crate::turn::dispatch::end_unwinding;
+use crate::turn::ending::is_program_main;
+use crate::turn::unwind::Why;
 
 /// Holds the process running on this core on it (`hold`), or lets it move again. While held,
 /// a preemption queues it in its core's private queue, where no thief or push rebalancing takes
 /// it. Registered with `smp`, whose `run_on_all_and_wait` runs the caller's own share inline on
 /// the core it read: were the caller stolen meanwhile, that share would run on another core
 /// (which runs its own share too). Outside a process (a kernel job) there is nothing to hold.
-pub(crate) fn hold_current_on_core(hold: bool) {
+pub fn hold_current_on_core(hold: bool) {
     let mut core = OnCore::enter();
     let Some(slot) = core.local().current else { return };
     let process = process::slot(slot);
@@ -48,20 +48,20 @@ fn sample_queue_length() {
 
 /// Timer interrupt (IRQ context): fires the timers due on this core. Whatever ran with IRQs
 /// open held no `OnCore` (a process, a job, an idle wait), so the scheduler's is free to lend.
-pub(crate) fn on_timers() {
+pub fn on_timers() {
     // No timer pending here (the common tick): no need to reach the core's scheduler, which a
     // core still starting may not have yet.
-    if crate::sched::msg::timers::earliest_here() > cpu::counter() {
+    if crate::msg::timers::earliest_here() > cpu::counter() {
         return;
     }
     let mut core = OnCore::enter();
-    crate::sched::msg::timers::expire_due(&mut core);
+    crate::msg::timers::expire_due(&mut core);
 }
 
 /// Timer tick (IRQ context): ends the running process's slice when it has had its time (and,
 /// while tracing, samples the run-queue length first).
-pub(crate) fn on_tick(frame: &mut TrapFrame) {
-    crate::sched::report::watchdog::on_tick();
+pub fn on_tick(frame: &mut TrapFrame) {
+    crate::report::watchdog::on_tick();
     if trace::enabled() {
         sample_queue_length();
     }
@@ -144,7 +144,7 @@ fn end_with(core: &mut OnCore, frame: &mut TrapFrame, reason: ExitReason) {
 /// with the reason the fault implies. Returns true either way; false if no process was running,
 /// or if the fault came from kernel work on the process's behalf (IRQs masked) that growing
 /// does not resolve: both are the kernel's faults, which the caller reports as fatal.
-pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
+pub fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
     if !context::interrupted_process(frame) {
         return false;
     }
@@ -236,7 +236,7 @@ pub(crate) fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bo
 /// formatted here first, on the process's stack with IRQs unmasked and no lock held, so either
 /// is a new panic or a stack overflow of this same process, which ends it with its own line,
 /// never a fault under a kernel lock.
-pub(crate) fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
+pub fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
     if cpu::irqs_masked() || !context::running_on_process_stack() {
         return;
     }

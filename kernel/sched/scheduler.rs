@@ -27,26 +27,26 @@
 use core::sync::atomic::Ordering;
 
 use crate::arch::cpu;
-use crate::sched::msg::timers;
-use crate::sched::offline;
-use crate::sched::record::stats::{self, add};
-use crate::sched::record::trace::{self, Event};
-use crate::sched::run::active;
-use crate::sched::run::attention;
-use crate::sched::run::idle::{SEARCHING, SLEEPERS, wake_a_thief};
-use crate::sched::run::percore::{self, OnCore};
-use crate::sched::run::shared_queue;
-use crate::sched::run::wake::drain_inbox;
-use crate::sched::settings;
-use crate::sched::settings::{search_timing, shared_queues, slice_counts};
-use crate::sched::steal::rebalance::rebalance;
-use crate::sched::steal::round::{StealRound, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
-use crate::sched::turn::dispatch::run;
+use crate::msg::timers;
+use crate::offline;
+use crate::record::stats::{self, add};
+use crate::record::trace::{self, Event};
+use crate::run::active;
+use crate::run::attention;
+use crate::run::idle::{SEARCHING, SLEEPERS, wake_a_thief};
+use crate::run::percore::{self, OnCore};
+use crate::run::shared_queue;
+use crate::run::wake::drain_inbox;
+use crate::settings;
+use crate::settings::{search_timing, shared_queues, slice_counts};
 use crate::smp;
+use crate::steal::rebalance::rebalance;
+use crate::steal::round::{StealRound, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
+use crate::turn::dispatch::run;
 use beamcore_sched_policy::balance::{Rng, max_searchers, search_pause_counts, search_spent};
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
-pub(crate) fn init_core_scheduler() {
+pub fn init_core_scheduler() {
     percore::bind_this_core();
     active::join_at_boot(cpu::core_id());
     let mut core = OnCore::enter();
@@ -57,7 +57,7 @@ pub(crate) fn init_core_scheduler() {
     local.queues.init(&me.queues);
     // Bootarg `seed`: the same choices run after run (under `-icount`), other choices for another
     // seed; without it, a counter reading mixed with the core's number.
-    local.rng = match crate::boot_config().seed {
+    local.rng = match crate::settings::config().seed {
         0 => Rng::new(cpu::counter() ^ ((cpu::core_id() as u64 + 1) << 32)),
         seed => Rng::for_core(seed, cpu::core_id()),
     };
@@ -78,7 +78,7 @@ pub(crate) fn init_core_scheduler() {
 }
 
 /// The core's life once online: run processes and queued jobs, else sleep until woken.
-pub(crate) fn run_loop() -> ! {
+pub fn run_loop() -> ! {
     let id = cpu::core_id();
     loop {
         // The scheduler runs with IRQs masked; they are unmasked while a job or a process runs

@@ -1,12 +1,14 @@
-//! The scheduler's settings, fixed at boot from the bootargs (`init_global`): slice length,
-//! reductions per slice, tracing, the balancer's rules and strategy, where runnable processes
-//! wait (`queues=`) and where new ones start (`placement=`), and the idle search's and push
+//! The scheduler's settings, fixed at boot (`init_global`) from its [`SchedConfig`]: the
+//! configuration itself, read by reference ([`config`]), the copies of it the fast paths read
+//! from atomics (slice length, reductions per slice, tracing, queue mode, placement,
+//! telemetry), the victim strategy a program may switch, and the idle search's and push
 //! rebalancing's periods converted to counts.
 
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use crate::arch::cpu;
-use crate::sched::proc::table;
+use crate::config::SchedConfig;
+use crate::proc::table;
 pub use beamcore_bootargs::{NotCollected, Telemetry};
 use beamcore_sched_policy::balance::{BalanceConfig, REBALANCE_PERIOD_NS, SearchTiming, Strategy, ns_to_counts};
 use beamcore_sched_policy::placement::{QueueMode, SpawnPlacement};
@@ -17,8 +19,8 @@ static SLICE_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
 static REDUCTIONS_PER_SLICE: AtomicU64 = AtomicU64::new(4000);
 /// Whether `trace=on` asked for scheduling traces.
 static TRACE: AtomicBool = AtomicBool::new(false);
-/// The balancer's settings and strategy, fixed at boot.
-static BALANCE: spin::Once<(BalanceConfig, Strategy)> = spin::Once::new();
+/// The configuration, fixed at boot.
+static CONFIG: spin::Once<SchedConfig> = spin::Once::new();
 /// The victim strategy in force: the boot choice unless a program changed it since.
 static STRATEGY: AtomicU8 = AtomicU8::new(u8::MAX);
 /// `queues=shared`: one run queue for the machine (read where the modes part, never on the
@@ -41,36 +43,27 @@ static REBALANCE_PERIOD_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
 // are started (their start publishes it), or is a switch whose exact moment does not matter
 // (`set_strategy`); Relaxed throughout.
 
-/// Boot core, before any core schedules.
-pub(crate) fn init_global(
-    slice_counts: u64,
-    reductions: u64,
-    balance: BalanceConfig,
-    strategy: Strategy,
-    trace_on: bool,
-    queues: QueueMode,
-    placement: SpawnPlacement,
-) -> Result<(), crate::mm::heap::OutOfMemory> {
-    TRACE.store(trace_on, Ordering::Relaxed);
-    SHARED_QUEUES.store(queues == QueueMode::Shared, Ordering::Relaxed);
-    PLACEMENT.store(placement as u8, Ordering::Relaxed);
-    // With one shared queue there is nothing to push from one core to another.
-    let balance = BalanceConfig { rebalance: balance.rebalance && queues == QueueMode::PerCore, ..balance };
-    BALANCE.call_once(|| (balance, strategy));
+/// Takes the scheduler's configuration: the boot core, once, before any core schedules.
+pub fn init_global(config: SchedConfig) -> Result<(), crate::mm::heap::OutOfMemory> {
+    let config = CONFIG.call_once(|| config);
+    TRACE.store(config.trace, Ordering::Relaxed);
+    SHARED_QUEUES.store(config.queues == QueueMode::Shared, Ordering::Relaxed);
+    PLACEMENT.store(config.placement as u8, Ordering::Relaxed);
+    TELEMETRY.store(config.telemetry as u8, Ordering::Relaxed);
     let counter_hz = cpu::counter_frequency();
     REBALANCE_PERIOD_COUNTS.store(ns_to_counts(REBALANCE_PERIOD_NS, counter_hz), Ordering::Relaxed);
     let search = SearchTiming::at(counter_hz);
     SEARCH_BUDGET_COUNTS.store(search.budget_counts, Ordering::Relaxed);
     SEARCH_PAUSE_MIN_COUNTS.store(search.pause_min_counts, Ordering::Relaxed);
     SEARCH_PAUSE_MAX_COUNTS.store(search.pause_max_counts, Ordering::Relaxed);
-    SLICE_COUNTS.store(slice_counts.max(1), Ordering::Relaxed);
-    REDUCTIONS_PER_SLICE.store(reductions.max(1), Ordering::Relaxed);
-    table::init_table()
+    SLICE_COUNTS.store(config.slice_counts.max(1), Ordering::Relaxed);
+    REDUCTIONS_PER_SLICE.store(config.reductions.max(1), Ordering::Relaxed);
+    table::init_table(config.max_processes)
 }
 
-/// Boot core, before any core schedules (each core copies it into its attention word).
-pub(crate) fn init_telemetry(telemetry: Telemetry) {
-    TELEMETRY.store(telemetry as u8, Ordering::Relaxed);
+/// The scheduler's configuration, as fixed at boot.
+pub fn config() -> &'static SchedConfig {
+    CONFIG.get().expect("scheduler configured at boot")
 }
 
 /// Whether `queues=shared` is in force.
@@ -111,14 +104,9 @@ pub(crate) fn reductions_per_slice() -> i64 {
     REDUCTIONS_PER_SLICE.load(Ordering::Relaxed) as i64
 }
 
-/// The balancer's rules and boot strategy.
-pub(super) fn balance() -> &'static (BalanceConfig, Strategy) {
-    BALANCE.get().expect("balancer configured at boot")
-}
-
 /// The victim strategy in force.
 pub(super) fn strategy() -> Strategy {
-    Strategy::ALL.get(STRATEGY.load(Ordering::Relaxed) as usize).copied().unwrap_or(balance().1)
+    Strategy::ALL.get(STRATEGY.load(Ordering::Relaxed) as usize).copied().unwrap_or(config().strategy)
 }
 
 /// Switches every core's victim strategy from its next steal round on (the soak runs every
@@ -130,7 +118,7 @@ pub fn set_strategy(strategy: Strategy) {
 
 /// The balancer's configuration in force.
 pub fn balance_config() -> (BalanceConfig, Strategy) {
-    (balance().0, strategy())
+    (config().balance, strategy())
 }
 
 /// The idle search's budget, shortest and longest pause, in counts.

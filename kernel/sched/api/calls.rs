@@ -9,22 +9,22 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use crate::arch::context;
 use crate::arch::cpu;
 use crate::mm::heap;
-use crate::sched::msg::mailbox;
-use crate::sched::msg::signals;
-use crate::sched::proc::process::{
+use crate::msg::mailbox;
+use crate::msg::signals;
+use crate::proc::process::{
     self, Affinity, Entry, ExitReason, Message, Pid, Ref, Relations, SendError, SpawnError, SpawnOptions, State, lookup,
 };
-use crate::sched::proc::table;
-use crate::sched::record::stats::{self, CoreStats};
-use crate::sched::run::active;
-use crate::sched::run::current::current_slot;
-use crate::sched::run::percore::{OnCore, Pending, scheduler};
-use crate::sched::run::runqueue::movable;
-use crate::sched::run::wake::{admit, make_runnable};
-use crate::sched::settings::spawn_placement;
-use crate::sched::turn::dispatch::{end_unwinding, exit_out, switch_out};
-use crate::sched::turn::unwind::{self, Why, exit_requested};
+use crate::proc::table;
+use crate::record::stats::{self, CoreStats};
+use crate::run::active;
+use crate::run::current::current_slot;
+use crate::run::percore::{OnCore, Pending, scheduler};
+use crate::run::runqueue::movable;
+use crate::run::wake::{admit, make_runnable};
+use crate::settings::spawn_placement;
 use crate::smp;
+use crate::turn::dispatch::{end_unwinding, exit_out, switch_out};
+use crate::turn::unwind::{self, Why, exit_requested};
 use beamcore_sched_policy::balance::place;
 use beamcore_sched_policy::placement::SpawnPlacement;
 
@@ -41,7 +41,7 @@ pub fn spawn_with<F: FnOnce() + Send + 'static>(options: SpawnOptions, function:
 /// A relation a new process starts with, set in the same step as the spawn (before it can run,
 /// so it cannot end unobserved): Erlang's `spawn_link` and `spawn_monitor`.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(in crate::sched) enum Relation {
+pub(crate) enum Relation {
     None,
     /// Linked to the spawner (this pid).
     Link(Pid),
@@ -50,7 +50,7 @@ pub(in crate::sched) enum Relation {
 }
 
 /// `spawn_with`, and the relation to the spawner the process starts with.
-pub(in crate::sched) fn spawn_related<F: FnOnce() + Send + 'static>(
+pub(crate) fn spawn_related<F: FnOnce() + Send + 'static>(
     options: SpawnOptions,
     function: F,
     relation: Relation,
@@ -304,7 +304,7 @@ pub fn kill(pid: Pid) -> Result<(), SendError> {
 
 /// A safe point: if an exit is pending for the calling process (a kill, an exit signal it does
 /// not trap), it ends here, with the pending reason. Nothing outside a process.
-pub(in crate::sched) fn exit_if_requested(mut core: OnCore) {
+pub(crate) fn exit_if_requested(mut core: OnCore) {
     let Some(slot) = core.local().current else { return };
     // Already unwinding (a destructor's kernel call): the unwind goes on to the base, which ends
     // the process.

@@ -7,10 +7,10 @@ use core::sync::atomic::Ordering;
 
 use super::calls::self_pid;
 use crate::mm::layout::PAGE_BYTES;
-use crate::sched::msg::signals;
-use crate::sched::proc::process::{self, Pid};
-use crate::sched::run::percore::OnCore;
-use crate::sched::run::runqueue::movable;
+use crate::msg::signals;
+use crate::proc::process::{self, Pid};
+use crate::run::percore::OnCore;
+use crate::run::runqueue::movable;
 use beamcore_sched_policy::priority::Priority;
 
 /// Whether a process waits in `receive` or may run.
@@ -54,7 +54,7 @@ pub fn process_info(pid: Pid) -> Option<ProcessInfo> {
     let _core = OnCore::enter();
     let (process, shared) = signals::lock_live(pid)?;
     let relations = shared.relations.as_deref();
-    let pids = |list: Option<&Vec<(crate::sched::proc::process::Ref, Pid)>>| {
+    let pids = |list: Option<&Vec<(crate::proc::process::Ref, Pid)>>| {
         list.map_or(Vec::new(), |l| l.iter().map(|e| e.1).collect())
     };
     Some(ProcessInfo {

@@ -5,9 +5,9 @@
 
 use super::calls::{Relation, exit_if_requested, self_pid, spawn_related};
 use crate::mm::heap::OutOfMemory;
-use crate::sched::msg::signals::{self, ExitOutcome, Via, is_live, lock_pair};
-use crate::sched::proc::process::{ExitReason, Pid, SendError, SpawnError, SpawnOptions};
-use crate::sched::run::percore::OnCore;
+use crate::msg::signals::{self, ExitOutcome, Via, is_live, lock_pair};
+use crate::proc::process::{ExitReason, Pid, SendError, SpawnError, SpawnOptions};
+use crate::run::percore::OnCore;
 
 /// The caller's pid; these calls are made by processes.
 fn me(call: &str) -> Pid {

@@ -11,11 +11,11 @@ use super::calls::{Relation, self_pid, spawn_related};
 use crate::arch::cpu;
 use crate::mm::heap::OutOfMemory;
 use crate::mm::layout::MAX_CORES;
-use crate::sched::msg::mailbox::push_signal;
-use crate::sched::msg::signals::{self, is_live, lock_pair};
-use crate::sched::proc::process::{ExitReason, Message, Pid, Ref, SpawnError, SpawnOptions};
-use crate::sched::run::percore::OnCore;
-use crate::sched::run::wake::wake_by_message;
+use crate::msg::mailbox::push_signal;
+use crate::msg::signals::{self, is_live, lock_pair};
+use crate::proc::process::{ExitReason, Message, Pid, Ref, SpawnError, SpawnOptions};
+use crate::run::percore::OnCore;
+use crate::run::wake::wake_by_message;
 
 /// Each core's count of references made, on a cache line of its own.
 #[repr(align(64))]
@@ -87,7 +87,7 @@ pub fn demonitor(reference: Ref, flush: bool) -> bool {
 /// `demonitor`, flushing (when `flush_from` is given) only signals after that mark of the
 /// caller's queue: a call's reply reference knows its `Down` can only be there, so the flush
 /// does not scan a deep queue's older messages.
-pub(in crate::sched) fn demonitor_flushing_from(reference: Ref, flush_from: Option<Mark>) -> bool {
+pub(crate) fn demonitor_flushing_from(reference: Ref, flush_from: Option<Mark>) -> bool {
     let me = self_pid().expect("demonitor is called from a process");
     let _core = OnCore::enter();
     let target = {

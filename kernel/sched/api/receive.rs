@@ -7,13 +7,13 @@ use core::sync::atomic::{Ordering, fence};
 
 use beamcore_signal_queue::{Cancel, Mark, Wait};
 
-use crate::sched::msg::timers;
-use crate::sched::proc::process::{self, Message, Process};
-use crate::sched::record::stats::add;
-use crate::sched::run::percore::{OnCore, Pending};
-use crate::sched::turn::dispatch::{end_unwinding, switch_out};
-use crate::sched::turn::unwind::{Why, exit_requested};
+use crate::msg::timers;
+use crate::proc::process::{self, Message, Process};
+use crate::record::stats::add;
+use crate::run::percore::{OnCore, Pending};
 use crate::time;
+use crate::turn::dispatch::{end_unwinding, switch_out};
+use crate::turn::unwind::{Why, exit_requested};
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
 /// runs others or sleeps meanwhile.
@@ -205,7 +205,7 @@ pub fn sleep(us: u64) {
 /// for one until `deadline` (`None`: as long as it takes). `from` is left naming the last
 /// message scanned, or the match's predecessor (exact still: a reply's `Down` flush starts
 /// there).
-pub(in crate::sched) fn receive_matching_from(
+pub(crate) fn receive_matching_from(
     from: &mut Mark,
     matches: &mut impl FnMut(&Message) -> bool,
     deadline: Option<u64>,

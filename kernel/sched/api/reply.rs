@@ -11,7 +11,7 @@ use super::calls::{self_pid, send};
 use super::monitors::{demonitor_flushing_from, make_ref, monitor};
 use super::receive::receive_matching_from;
 use crate::mm::heap::OutOfMemory;
-use crate::sched::proc::process::{self, ExitReason, Message, Pid, Ref, SendError};
+use crate::proc::process::{self, ExitReason, Message, Pid, Ref, SendError};
 use crate::time;
 
 /// A reference for one request's reply and where the caller's queue ended when it was made.

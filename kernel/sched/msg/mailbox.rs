@@ -16,17 +16,17 @@ use core::sync::atomic::{Ordering, fence};
 use beamcore_signal_queue::Pushed;
 
 use crate::mm::heap;
-use crate::sched::proc::node_cache::uncount_allocated;
-use crate::sched::proc::process::{self, Message, Pid, Process, SendError, Shared, Signal, State};
-use crate::sched::record::trace::{self, Event};
-use crate::sched::run::percore::OnCore;
-use crate::sched::run::wake::wake_by_message;
+use crate::proc::node_cache::uncount_allocated;
+use crate::proc::process::{self, Message, Pid, Process, SendError, Shared, Signal, State};
+use crate::record::trace::{self, Event};
+use crate::run::percore::OnCore;
+use crate::run::wake::wake_by_message;
 
 /// A node holding `message` for a program's send: from this core's cache of free nodes
 /// (`node_cache`), else from the heap, refused (`None`) if that would cut into the kernel's
 /// reserve (see `mm::heap`) or the heap is out of memory.
 #[inline(always)]
-pub(in crate::sched) fn new_node(core: &mut OnCore, message: Message) -> Option<Box<Signal>> {
+pub(crate) fn new_node(core: &mut OnCore, message: Message) -> Option<Box<Signal>> {
     match core.local().node_cache.take(message) {
         Ok(node) => Some(node),
         Err(message) => new_node_from_heap(core, message),
@@ -50,7 +50,7 @@ fn new_node_from_heap(core: &mut OnCore, message: Message) -> Option<Box<Signal>
 /// process woken by a normal one on a core kept busy by another max-priority process never ran
 /// again).
 #[inline(never)]
-pub(in crate::sched) fn send(core: &mut OnCore, pid: Pid, node: Box<Signal>) -> Result<(), SendError> {
+pub(crate) fn send(core: &mut OnCore, pid: Pid, node: Box<Signal>) -> Result<(), SendError> {
     let process = process::slot_checked(pid.index).ok_or(SendError::NoProc(pid))?;
     let wake = {
         // IRQs are masked already (the caller's `OnCore`).
@@ -75,7 +75,7 @@ pub(in crate::sched) fn send(core: &mut OnCore, pid: Pid, node: Box<Signal>) -> 
 /// Pushes `node` into a locked, live process's queue: true if the push claimed the wake-up,
 /// and the caller must queue the process (`wake_by_message`), IRQs masked until it has.
 #[inline(always)]
-pub(in crate::sched) fn push_locked(process: &Process, shared: &mut Shared, node: Box<Signal>) -> bool {
+pub(crate) fn push_locked(process: &Process, shared: &mut Shared, node: Box<Signal>) -> bool {
     // Counted before the push: a reader of the length (under this lock) never sees a signal
     // taken that was not counted pushed.
     shared.pushed = shared.pushed.wrapping_add(1);
@@ -105,7 +105,7 @@ pub(in crate::sched) fn push_locked(process: &Process, shared: &mut Shared, node
 /// kernel's reserve (a signal is the kernel's, and must not
 /// be lost because a program filled the heap). False only when even that is exhausted; the
 /// caller then ends the process instead (see `signals`). True in `wake` as `push_locked`.
-pub(in crate::sched) fn push_signal(
+pub(crate) fn push_signal(
     core: &mut OnCore,
     process: &Process,
     shared: &mut Shared,

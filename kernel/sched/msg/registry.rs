@@ -21,8 +21,8 @@ use hashbrown::HashMap;
 use super::mailbox;
 use super::signals::{self, lock_live};
 use crate::mm::heap::OutOfMemory;
-use crate::sched::proc::process::{Message, Pid, SendError};
-use crate::sched::run::percore::OnCore;
+use crate::proc::process::{Message, Pid, SendError};
+use crate::run::percore::OnCore;
 use crate::sync::IrqSpinLock;
 
 /// The longest name accepted, in bytes.
@@ -134,7 +134,7 @@ pub fn registered_count() -> usize {
 }
 
 /// Frees `name` if `pid` (which has ended) still holds it.
-pub(in crate::sched) fn forget(name: &str, pid: Pid) {
+pub(crate) fn forget(name: &str, pid: Pid) {
     let mut table = NAMES.lock();
     if let Some(names) = table.as_mut()
         && names.get(name) == Some(&pid)

@@ -26,22 +26,22 @@ use core::sync::atomic::{Ordering, fence};
 
 use super::mailbox::push_signal;
 use crate::mm::heap::{self, OutOfMemory};
-use crate::sched::proc::process::{self, ExitReason, Message, Pid, Process, Ref, Relations, Shared, State};
-use crate::sched::run::percore::OnCore;
-use crate::sched::run::wake::{make_runnable, wake_by_message};
+use crate::proc::process::{self, ExitReason, Message, Pid, Process, Ref, Relations, Shared, State};
+use crate::run::percore::OnCore;
+use crate::run::wake::{make_runnable, wake_by_message};
 use crate::sync::IrqSpinLockGuard;
 
 /// A locked control block.
-pub(in crate::sched) type Locked = IrqSpinLockGuard<'static, Shared>;
+pub(crate) type Locked = IrqSpinLockGuard<'static, Shared>;
 
 /// Whether the locked slot holds the process `pid` names.
 #[inline]
-pub(in crate::sched) fn is_live(shared: &Shared, pid: Pid) -> bool {
+pub(crate) fn is_live(shared: &Shared, pid: Pid) -> bool {
     shared.generation == pid.generation && shared.state != State::Free
 }
 
 /// The live process `pid` names, locked. IRQs masked (the caller's `OnCore`).
-pub(in crate::sched) fn lock_live(pid: Pid) -> Option<(&'static Process, Locked)> {
+pub(crate) fn lock_live(pid: Pid) -> Option<(&'static Process, Locked)> {
     let process = process::slot_checked(pid.index)?;
     let shared = process.shared.lock_irqs_masked();
     is_live(&shared, pid).then_some((process, shared))
@@ -50,7 +50,7 @@ pub(in crate::sched) fn lock_live(pid: Pid) -> Option<(&'static Process, Locked)
 /// Locks the slots of `mine` and `theirs` (different slots) in index order, the one order every
 /// caller keeps, so two processes linking each other at once cannot deadlock. IRQs masked.
 /// `None` if `theirs` names a slot never made.
-pub(in crate::sched) fn lock_pair(mine: u32, theirs: u32) -> Option<(Locked, Locked)> {
+pub(crate) fn lock_pair(mine: u32, theirs: u32) -> Option<(Locked, Locked)> {
     debug_assert_ne!(mine, theirs, "lock_pair takes two different slots");
     let other = process::slot_checked(theirs)?;
     let own = process::slot(mine);
@@ -64,7 +64,7 @@ pub(in crate::sched) fn lock_pair(mine: u32, theirs: u32) -> Option<(Locked, Loc
 }
 
 /// The locked process's relations, made if it has none yet (fallible: a program's request).
-pub(in crate::sched) fn relations(shared: &mut Shared) -> Result<&mut Relations, OutOfMemory> {
+pub(crate) fn relations(shared: &mut Shared) -> Result<&mut Relations, OutOfMemory> {
     if shared.relations.is_none() {
         shared.relations = Some(heap::try_box_with(Relations::default)?);
     }
@@ -73,7 +73,7 @@ pub(in crate::sched) fn relations(shared: &mut Shared) -> Result<&mut Relations,
 
 /// Room for one more link (fallible: a program's request); none is needed while the links
 /// fit in place.
-pub(in crate::sched) fn reserve_link(links: &mut process::Links) -> Result<(), OutOfMemory> {
+pub(crate) fn reserve_link(links: &mut process::Links) -> Result<(), OutOfMemory> {
     links.try_reserve(1).map_err(|_| OutOfMemory { requested_bytes: core::mem::size_of::<Pid>() * links.len().max(4) })
 }
 
@@ -83,7 +83,7 @@ const FIRST_ROOM: usize = 4;
 
 /// Room for one more entry in a relation list (fallible: a program's request). An empty list
 /// gets room for [`FIRST_ROOM`] at once.
-pub(in crate::sched) fn reserve<T>(list: &mut alloc::vec::Vec<T>) -> Result<(), OutOfMemory> {
+pub(crate) fn reserve<T>(list: &mut alloc::vec::Vec<T>) -> Result<(), OutOfMemory> {
     if list.capacity() == 0 {
         *list = heap::try_vec_with_capacity(FIRST_ROOM)?;
         return Ok(());
@@ -96,7 +96,7 @@ pub(in crate::sched) fn reserve<T>(list: &mut alloc::vec::Vec<T>) -> Result<(), 
 /// the caller must queue it. A reason other than `Killed` is kept in its `Relations`: made here
 /// if it has none, and if that fails the reason is lost and it ends `Killed` (the heap's reserve
 /// too is gone; `send_exit` reports `OutOfMemory` before it comes to that).
-pub(in crate::sched) fn request_exit(process: &Process, shared: &mut Shared, reason: ExitReason) -> bool {
+pub(crate) fn request_exit(process: &Process, shared: &mut Shared, reason: ExitReason) -> bool {
     if reason != ExitReason::Killed
         && let Ok(relations) = relations(shared)
         && relations.pending_exit.is_none()
@@ -109,7 +109,7 @@ pub(in crate::sched) fn request_exit(process: &Process, shared: &mut Shared, rea
 
 /// Ends the locked process at its next safe point (with the reason asked first, `Killed` if
 /// none): `kill`, which needs no memory. True as `request_exit`.
-pub(in crate::sched) fn request_kill(process: &Process, _locked: &mut Shared) -> bool {
+pub(crate) fn request_kill(process: &Process, _locked: &mut Shared) -> bool {
     // ORDERING: Relaxed is enough: the flag is written only under the slot lock, and the
     // scheduler that acts on it reads it after taking the process from a run queue or inbox,
     // whose release/acquire (or this lock, for a wake) orders it after us; it then reads the
@@ -124,7 +124,7 @@ pub(in crate::sched) fn request_kill(process: &Process, _locked: &mut Shared) ->
 
 /// How an exit signal was sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::sched) enum Via {
+pub(crate) enum Via {
     /// A linked process ended: delivered only if the link still stands (it is consumed).
     Link,
     /// `send_exit`: no link needed.
@@ -133,7 +133,7 @@ pub(in crate::sched) enum Via {
 
 /// What became of an exit signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::sched) enum ExitOutcome {
+pub(crate) enum ExitOutcome {
     /// The target is not alive (or, through a link, no longer linked to the sender).
     NotDelivered,
     /// It traps exits: queued as `Message::Exit`.
@@ -149,13 +149,7 @@ pub(in crate::sched) enum ExitOutcome {
 /// Delivers an exit signal from `from` with `reason` to `target` (Erlang's rules): a process
 /// that traps exits receives `Exit { from, reason }`; one that does not ignores `Normal` and
 /// ends with any other reason, with that reason.
-pub(in crate::sched) fn exit_signal(
-    core: &mut OnCore,
-    target: Pid,
-    from: Pid,
-    reason: ExitReason,
-    via: Via,
-) -> ExitOutcome {
+pub(crate) fn exit_signal(core: &mut OnCore, target: Pid, from: Pid, reason: ExitReason, via: Via) -> ExitOutcome {
     let Some((process, mut shared)) = lock_live(target) else { return ExitOutcome::NotDelivered };
     if via == Via::Link {
         let link = shared.relations.as_mut().and_then(|r| r.links.iter().position(|&p| p == from).map(|i| (r, i)));
@@ -217,7 +211,7 @@ fn deliver_down(core: &mut OnCore, watcher: Pid, reference: Ref, pid: Pid, reaso
 
 /// Removes the monitor `reference` of `watcher` from `target`'s watchers (the watcher ended or
 /// demonitored: the target must not keep a stale entry for ever).
-pub(in crate::sched) fn forget_watcher(target: Pid, reference: Ref) {
+pub(crate) fn forget_watcher(target: Pid, reference: Ref) {
     let Some((_, mut shared)) = lock_live(target) else { return };
     if let Some(relations) = shared.relations.as_mut()
         && let Some(index) = relations.watchers.iter().position(|&(m, _)| m == reference)
@@ -229,7 +223,7 @@ pub(in crate::sched) fn forget_watcher(target: Pid, reference: Ref) {
 /// What a process's end does for the processes related to it (`finish`, after its slot is
 /// released and its name freed): the monitors it held are dropped at their targets, its links
 /// get an exit signal each and then its watchers a `Down` each, with its reason.
-pub(in crate::sched) fn on_end(core: &mut OnCore, pid: Pid, reason: ExitReason, relations: &Relations) {
+pub(crate) fn on_end(core: &mut OnCore, pid: Pid, reason: ExitReason, relations: &Relations) {
     for &(reference, target) in &relations.watching {
         forget_watcher(target, reference);
     }

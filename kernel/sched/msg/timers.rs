@@ -22,17 +22,17 @@ use beamcore_timer_heap::{Handle, TimerHeap};
 use super::mailbox;
 use crate::core_set::AtomicCoreSet;
 use crate::mm::layout::MAX_CORES;
-use crate::sched::proc::process::{self, Message, Pid, SendError, Signal};
-use crate::sched::record::trace::{self, Event};
-use crate::sched::run::attention;
-use crate::sched::run::percore::OnCore;
-use crate::sched::run::wake::make_runnable;
+use crate::proc::process::{self, Message, Pid, SendError, Signal};
+use crate::record::trace::{self, Event};
+use crate::run::attention;
+use crate::run::percore::OnCore;
+use crate::run::wake::make_runnable;
 use crate::smp;
 use crate::sync::IrqSpinLock;
 use crate::time;
 
 /// What a timer does when it fires.
-pub(in crate::sched) enum Action {
+pub(crate) enum Action {
     /// Ends the wait numbered `wait_sequence` of the process in `slot` (a receive's timeout or
     /// a sleep), if it is still that wait.
     Wake { slot: u32, wait_sequence: u16 },
@@ -129,19 +129,14 @@ fn set(core: &mut OnCore, deadline: u64, action: Action) -> Option<TimerRef> {
 
 /// Registers the deadline of a wait of the process in `slot` (a receive with a timeout, a
 /// sleep). `None` when no memory was left for it: the caller then polls instead of blocking.
-pub(in crate::sched) fn set_wait_deadline(
-    core: &mut OnCore,
-    slot: u32,
-    deadline: u64,
-    wait_sequence: u16,
-) -> Option<TimerRef> {
+pub(crate) fn set_wait_deadline(core: &mut OnCore, slot: u32, deadline: u64, wait_sequence: u16) -> Option<TimerRef> {
     set(core, deadline, Action::Wake { slot, wait_sequence })
 }
 
 /// Removes a wait's deadline once the wait is over (woken by a message, or by the deadline
 /// itself, when this finds it gone): a process that waits with a long timeout many times does
 /// not leave a timer per wait behind.
-pub(in crate::sched) fn clear_wait_deadline(timer: TimerRef) {
+pub(crate) fn clear_wait_deadline(timer: TimerRef) {
     drop(TABLES[usize::from(timer.table)].cancel(timer.handle));
 }
 
@@ -185,7 +180,7 @@ pub fn pending_on(core: usize) -> usize {
 
 /// The earliest deadline among the tables this core serves (`u64::MAX`: none): what its
 /// generic timer is armed for, at the latest.
-pub(crate) fn earliest_here() -> u64 {
+pub fn earliest_here() -> u64 {
     let id = crate::arch::cpu::core_id();
     let table = &TABLES[id];
     // ORDERING: Relaxed: see `Table::pop_due`.
@@ -200,7 +195,7 @@ pub(crate) fn earliest_here() -> u64 {
 
 /// Whether any timer is pending in the tables this core serves.
 #[inline]
-pub(in crate::sched) fn any_here(core: &OnCore) -> bool {
+pub(crate) fn any_here(core: &OnCore) -> bool {
     let table = &TABLES[core.id()];
     // ORDERING: Relaxed: see `Table::pop_due`; a table adopted just now is seen at the latest
     // when the SGI that `offline::leave` sends after adopting brings this core round its loop.
@@ -210,7 +205,7 @@ pub(in crate::sched) fn any_here(core: &OnCore) -> bool {
 /// Fires every timer due in the tables this core serves: the scheduler loop's step, and the
 /// timer interrupt's (the interrupted process ran with IRQs open, so it held no `OnCore`).
 /// Each timer is taken under its table's lock and acted on after it.
-pub(in crate::sched) fn expire_due(core: &mut OnCore) {
+pub(crate) fn expire_due(core: &mut OnCore) {
     let now = crate::arch::cpu::counter();
     let id = core.id();
     expire_table(core, id, now);
@@ -264,7 +259,7 @@ fn fire(core: &mut OnCore, action: Action) {
 
 /// A leaving core's table goes to `target`, which serves it (fires its timers, arms its own
 /// generic timer for them) until this core comes back: returns how many timers were pending.
-pub(in crate::sched) fn hand_over(me: usize, target: usize) -> usize {
+pub(crate) fn hand_over(me: usize, target: usize) -> usize {
     // ORDERING: SeqCst, as every change of a core set another core reads; the target's read
     // (`any_here`, Relaxed) comes after the wake-up SGI the caller sends (`send_sgi` makes a DSB
     // before it), and a target that still missed it sees it at its next loop round (every
@@ -275,7 +270,7 @@ pub(in crate::sched) fn hand_over(me: usize, target: usize) -> usize {
 }
 
 /// A core back online serves its own table again; whoever served it stops.
-pub(in crate::sched) fn take_back(me: usize) {
+pub(crate) fn take_back(me: usize) {
     for table in TABLES.iter() {
         // ORDERING: SeqCst, as in `hand_over`. A server that still sees the table for a while
         // serves it along with its owner, which is harmless: every pop is under its lock.

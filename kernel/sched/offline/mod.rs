@@ -22,9 +22,9 @@ use core::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use crate::arch::cpu;
 use crate::core_power::{self, PowerError};
 use crate::mm::layout::MAX_CORES;
-use crate::sched::run::active::{ACTIVE, MOVED, retarget, substitute};
-use crate::sched::run::attention;
-use crate::sched::run::percore::{self, OnCore};
+use crate::run::active::{ACTIVE, MOVED, retarget, substitute};
+use crate::run::attention;
+use crate::run::percore::{self, OnCore};
 use crate::smp::{self, Sgi};
 use crate::time::Deadline;
 pub use errors::{OfflineError, OnlineError};
@@ -86,8 +86,8 @@ fn wait_for(mut done: impl FnMut() -> bool, deadline: Option<Deadline>) -> bool 
         if deadline.is_some_and(|d| d.expired()) {
             return false;
         }
-        if crate::sched::api::calls::self_pid().is_some() {
-            crate::sched::api::calls::yield_now();
+        if crate::api::calls::self_pid().is_some() {
+            crate::api::calls::yield_now();
         } else {
             cpu::relax();
         }
@@ -205,7 +205,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
     // 3. The inbox closes: a waker that takes its lock after this goes to another core (see
     //    `wake::deliver`); what is in it joins the run queues here, to go with the rest.
     attention::take(&core, attention::INBOX);
-    crate::sched::run::wake::close_and_drain_inbox(&mut core);
+    crate::run::wake::close_and_drain_inbox(&mut core);
     // 4. Everything queued here goes, round robin over the active cores.
     let mut targets = ActiveRoundRobin::after(me);
     let mut moved = 0u64;
@@ -216,14 +216,14 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
         };
         let Some(slot) = next else { break };
         let target = retarget(slot, me, targets.next());
-        crate::sched::run::wake::deliver(&mut core, slot, target);
+        crate::run::wake::deliver(&mut core, slot, target);
         moved += 1;
     }
     MOVED.fetch_add(moved, Ordering::Relaxed);
     // 5. Its timers' table goes to one online core, which serves it from now on (fires its
     // timers, arms its own generic timer for them) until this core is back.
     let target = targets.next();
-    let pending = crate::sched::msg::timers::hand_over(me, target);
+    let pending = crate::msg::timers::hand_over(me, target);
     if pending != 0 {
         TIMEOUTS_MOVED.fetch_add(pending as u64, Ordering::Relaxed);
         // Wake it so that it arms its timer for them now (`scheduler::expire_timeouts`).
@@ -251,14 +251,14 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
 /// A core coming back (after its restart through PSCI, or on leaving its park): its TPIDR_EL1,
 /// its inbox open again, back in ACTIVE, state `ONLINE`. Its run queues, statistics and trace
 /// buffer are kept from before (the queues are empty: everything went at the leave).
-pub(crate) fn rejoin_scheduling() {
+pub fn rejoin_scheduling() {
     percore::bind_this_core();
     let me = cpu::core_id();
     // Its timers' table is its own again (served by another core while it was away).
-    crate::sched::msg::timers::take_back(me);
+    crate::msg::timers::take_back(me);
     {
         let mut core = OnCore::enter();
-        crate::sched::run::wake::open_inbox(&mut core);
+        crate::run::wake::open_inbox(&mut core);
         attention::set_own(&core, attention::TIMEOUTS, true);
         let local = core.local();
         local.searching = false;

@@ -28,7 +28,7 @@ unsafe fn call_in_place<F: FnOnce()>(data: *mut u8, run: bool) {
 }
 
 impl Entry {
-    pub(in crate::sched) const EMPTY: Entry = Entry { call: None, data: core::mem::MaybeUninit::uninit() };
+    pub(crate) const EMPTY: Entry = Entry { call: None, data: core::mem::MaybeUninit::uninit() };
 
     /// Whether an `F` is kept in place (else it must be boxed first).
     pub const fn fits<F>() -> bool {

@@ -27,20 +27,20 @@ const CAPACITY: u32 = 32;
 const NODE_BYTES: i64 = size_of::<Signal>() as i64;
 
 /// One core's free nodes, linked through their first word. Owner only (in `CoreLocal`).
-pub(in crate::sched) struct NodeCache {
+pub(crate) struct NodeCache {
     /// The first free block's address (0: none); each block's first word holds the next one's.
     first: usize,
     len: u32,
 }
 
 impl NodeCache {
-    pub(in crate::sched) const fn new() -> Self {
+    pub(crate) const fn new() -> Self {
         NodeCache { first: 0, len: 0 }
     }
 
     /// A node holding `message`, from the cache; the message back if the cache is empty.
     #[inline(always)]
-    pub(in crate::sched) fn take(&mut self, message: Message) -> Result<Box<Signal>, Message> {
+    pub(crate) fn take(&mut self, message: Message) -> Result<Box<Signal>, Message> {
         if self.first == 0 {
             return Err(message);
         }
@@ -60,7 +60,7 @@ impl NodeCache {
     /// The message out of `node`; the node's block is kept for a later `take`, or freed when the
     /// cache is full.
     #[inline(always)]
-    pub(in crate::sched) fn give(&mut self, heap_turn: &TurnCount, node: Box<Signal>) -> Message {
+    pub(crate) fn give(&mut self, heap_turn: &TurnCount, node: Box<Signal>) -> Message {
         if self.len >= CAPACITY {
             // The heap counts the free; a node is not counted (see the module's text).
             heap_turn.add(NODE_BYTES);
@@ -82,6 +82,6 @@ impl NodeCache {
 /// A node just made by the heap is not counted in the running process's heap balance (see the
 /// module's text): the heap counted it.
 #[inline(always)]
-pub(in crate::sched) fn uncount_allocated(heap_turn: &TurnCount) {
+pub(crate) fn uncount_allocated(heap_turn: &TurnCount) {
     heap_turn.add(-NODE_BYTES);
 }

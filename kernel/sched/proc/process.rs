@@ -18,7 +18,7 @@ use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, 
 use beamcore_signal_queue::{Node, SignalQueue};
 
 pub(crate) use super::entry::Entry;
-pub(in crate::sched) use super::process_types::LIMIT;
+pub(crate) use super::process_types::LIMIT;
 pub use super::process_types::{
     Affinity, DEFAULT_STACK_BYTES, ExitReason, INLINE_BYTES, InlineValue, Message, Pid, Ref, SendError, SpawnError,
     SpawnOptions, limit,
@@ -192,7 +192,7 @@ pub(crate) struct Process {
     /// The generation, readable without the lock (for traces; the lock's copy is the truth).
     pub generation_hint: AtomicU32,
     /// The next slot on the free list this one is on (under `FREE`'s lock).
-    pub(in crate::sched) free_next: AtomicU32,
+    pub(crate) free_next: AtomicU32,
     pub local: UnsafeCell<ProcessLocal>,
 }
 
@@ -211,7 +211,7 @@ impl Process {
     /// It is about to block: its registers stay live on this core until `registers_saved`.
     /// The caller publishes it with the wait (see `receive::wait_for_message`).
     #[inline(always)]
-    pub(in crate::sched) fn mark_registers_live(&self) {
+    pub(crate) fn mark_registers_live(&self) {
         // ORDERING: Relaxed: the release fence before `prepare_wait` (`wait_for_message`)
         // orders it before the WAITING a waker's claim reads; the waker's acquire fence after
         // the claim orders it before the waker queues the process where another core can take
@@ -222,7 +222,7 @@ impl Process {
     /// The wait did not happen after all (something was queued, or an exit is pending): its
     /// registers were never handed over.
     #[inline(always)]
-    pub(in crate::sched) fn registers_not_live(&self) {
+    pub(crate) fn registers_not_live(&self) {
         // ORDERING: Relaxed: its own flag, and nobody resumes it meanwhile (no wake-up was
         // claimed, or it blocks anyway and `registers_saved` follows).
         self.registers_live.store(false, Ordering::Relaxed);
@@ -231,7 +231,7 @@ impl Process {
     /// Claims the wake-up of the process blocked in `receive` for a waker that is not a sender
     /// (a kill, an exit signal, a timeout): true if it waited and the caller, and nobody else,
     /// must queue it (IRQs masked until it has, as for a send).
-    pub(in crate::sched) fn claim_wake(&self) -> bool {
+    pub(crate) fn claim_wake(&self) -> bool {
         let claimed = self.signals.claim_wake();
         if claimed {
             // ORDERING: Acquire fence, paired with the release fence the process made before
@@ -248,7 +248,7 @@ impl Process {
     /// The signal queue's consumer contract: the caller is the process itself (or the core
     /// that holds it while it runs nowhere).
     #[inline(always)]
-    pub(in crate::sched) unsafe fn take_signal(&self) -> Option<Box<Signal>> {
+    pub(crate) unsafe fn take_signal(&self) -> Option<Box<Signal>> {
         // SAFETY: forwarded contract.
         let node = unsafe { self.signals.pop() }?;
         self.count_taken();
@@ -257,7 +257,7 @@ impl Process {
 
     /// One more signal taken out of its queue (by its consumer only).
     #[inline(always)]
-    pub(in crate::sched) fn count_taken(&self) {
+    pub(crate) fn count_taken(&self) {
         // ORDERING: Relaxed: one writer (the consumer, handed on by the scheduler's hand-over);
         // a reader on another core gets a figure for a report.
         self.taken.store(self.taken.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
@@ -267,7 +267,7 @@ impl Process {
     /// process itself, and for another one whenever no signal is being pushed or taken;
     /// otherwise a figure from a moment ago (the consumer's count may lag behind, never ahead:
     /// a push is counted before it is made).
-    pub(in crate::sched) fn queue_len(&self, shared: &Shared) -> usize {
+    pub(crate) fn queue_len(&self, shared: &Shared) -> usize {
         // ORDERING: Relaxed: see `count_taken`.
         let taken = self.taken.load(Ordering::Relaxed);
         (shared.pushed.wrapping_sub(taken) as i32).max(0) as usize
@@ -276,7 +276,7 @@ impl Process {
     /// It has just blocked and its registers are saved in its context: another core may now
     /// resume it.
     #[inline(always)]
-    pub(in crate::sched) fn registers_saved(&self) {
+    pub(crate) fn registers_saved(&self) {
         // ORDERING: Release, paired with the Acquire in `wait_registers_saved`: the saved
         // registers (and all the process wrote on its last core) are visible to whoever sees
         // false.
@@ -285,7 +285,7 @@ impl Process {
 
     /// Waits until the core that last ran it has saved its registers (see `registers_live`):
     /// a few dozen instructions at most, run by that core with IRQs masked.
-    pub(in crate::sched) fn wait_registers_saved(&self) {
+    pub(crate) fn wait_registers_saved(&self) {
         // The check that the shared-queue test catches a missing wait (`make test-shared-wake`).
         #[cfg(sched_omit_register_wait)]
         return;
@@ -296,7 +296,7 @@ impl Process {
         }
     }
 
-    pub(in crate::sched) const fn new() -> Process {
+    pub(crate) const fn new() -> Process {
         Process {
             shared: IrqSpinLock::new(Shared {
                 generation: 0,
@@ -357,10 +357,10 @@ impl Process {
 }
 
 /// No slot (the end of a free list).
-pub(in crate::sched) const NO_SLOT: u32 = u32::MAX;
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 /// Slots `[0, SLOTS_MADE)` have a mapped, initialised control block (set with Release after the
 /// slot is made; a reader that sees an index below it with Acquire sees the block).
-pub(in crate::sched) static SLOTS_MADE: AtomicU32 = AtomicU32::new(0);
+pub(crate) static SLOTS_MADE: AtomicU32 = AtomicU32::new(0);
 /// The control block in slot `index`: a slot the scheduler got from `table::allocate` (every index
 /// it holds, in a pid, a queue or a timeout, comes from there).
 pub(crate) fn slot(index: u32) -> &'static Process {

@@ -18,7 +18,7 @@ use beamcore_sched_policy::priority::Priority;
 /// mapped and grows a page at a time as it faults below it (`mm::stacks`).
 pub const DEFAULT_STACK_BYTES: usize = 32 * 1024;
 /// The most processes alive at once (bootarg `max_processes`).
-pub(in crate::sched) static LIMIT: AtomicUsize = AtomicUsize::new(MAX_PROCESSES);
+pub(crate) static LIMIT: AtomicUsize = AtomicUsize::new(MAX_PROCESSES);
 /// The process limit in force.
 pub fn limit() -> usize {
     LIMIT.load(Ordering::Relaxed)

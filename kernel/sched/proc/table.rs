@@ -77,8 +77,8 @@ pub(crate) fn cached_stack_bytes() -> usize {
 
 /// Applies the bootarg `max_processes` and lets the frame pool take back free slots' stack
 /// pages when it runs dry. Boot core, before any spawn.
-pub(crate) fn init_table() -> Result<(), OutOfMemory> {
-    LIMIT.store(crate::boot_config().max_processes.min(MAX_PROCESSES), Ordering::Relaxed);
+pub(crate) fn init_table(max_processes: usize) -> Result<(), OutOfMemory> {
+    LIMIT.store(max_processes.min(MAX_PROCESSES), Ordering::Relaxed);
     frames::set_reclaimer(reclaim_stack_page);
     Ok(())
 }

@@ -5,7 +5,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::mm::layout::MAX_CORES;
-use crate::sched::settings::{NotCollected, telemetry};
+use crate::settings::{NotCollected, telemetry};
 use beamcore_sched_policy::queue_wait::{
     CountsToUs, LEADING_ZEROS_COUNTS, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index,
 };
@@ -35,7 +35,7 @@ pub struct CoreStats {
     pub preemptions: AtomicU64,
     /// Processes taken from this core's own queues; not counted with `telemetry=off`
     /// ([`CoreStats::local_pops`] says so).
-    pub(in crate::sched) local_pops: AtomicU64,
+    pub(crate) local_pops: AtomicU64,
     /// Processes spawned on this core.
     pub spawned: AtomicU64,
     /// Processes ended by a fault or a stack overflow.
@@ -148,7 +148,7 @@ impl CoreStats {
 }
 
 /// The histogram bucket of a steal that took `counts` counts of the counter.
-pub(in crate::sched) fn latency_bucket(counts: u64) -> usize {
+pub(crate) fn latency_bucket(counts: u64) -> usize {
     let log = 64 - counts.leading_zeros() as usize; // bits needed
     log.saturating_sub(7).min(LATENCY_BUCKETS - 1)
 }
@@ -180,7 +180,7 @@ impl CoreStats {
     /// Sets the queue-wait histogram's clock from the counter's frequency: each core, for its
     /// own counters, before it schedules (a copy per core keeps the dispatch path's read next
     /// to the counters it updates).
-    pub(in crate::sched) fn init_wait_clock(&self, counter_hz: u64) {
+    pub(crate) fn init_wait_clock(&self, counter_hz: u64) {
         // ORDERING: Relaxed: set by the core itself before it runs any process.
         self.wait_clock.store(CountsToUs::new(counter_hz).factor(), Ordering::Relaxed);
     }
@@ -189,7 +189,7 @@ impl CoreStats {
 /// Counts a queue wait of `counts` in this core's histogram: a multiply-high, a leading-zero
 /// count and two owner-only counters (see `queue_wait`).
 #[inline(always)]
-pub(in crate::sched) fn record_wait(stats: &CoreStats, counts: u64) {
+pub(crate) fn record_wait(stats: &CoreStats, counts: u64) {
     // ORDERING: Relaxed: a constant once the core schedules.
     let clock = CountsToUs::from_factor(stats.wait_clock.load(Ordering::Relaxed));
     bump(&stats.wait_by_leading_zeros[leading_zeros_index(clock.us(counts))]);
@@ -199,20 +199,20 @@ pub(in crate::sched) fn record_wait(stats: &CoreStats, counts: u64) {
 /// Adds one to a counter that only its own core writes: a plain load and store, no
 /// read-modify-write, since there is no other writer to race with.
 #[inline(always)]
-pub(in crate::sched) fn bump(counter: &AtomicU64) {
+pub(crate) fn bump(counter: &AtomicU64) {
     add(counter, 1);
 }
 
 /// Adds to a counter only its own core writes (see [`bump`]).
 #[inline(always)]
-pub(in crate::sched) fn add(counter: &AtomicU64, amount: u64) {
+pub(crate) fn add(counter: &AtomicU64, amount: u64) {
     // ORDERING: Relaxed: a statistic with one writer; readers want a recent value, not an
     // ordering with anything else.
     counter.store(counter.load(Ordering::Relaxed) + amount, Ordering::Relaxed);
 }
 
 /// A figure, or what `telemetry=` left out in its place: never a zero that was not measured.
-pub(in crate::sched) struct Figure(pub(in crate::sched) Result<u64, NotCollected>);
+pub(crate) struct Figure(pub(crate) Result<u64, NotCollected>);
 
 impl core::fmt::Display for Figure {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -178,7 +178,7 @@ pub(crate) fn record(event: Event, core: usize, slot: u32, generation: u32, arg:
 pub(crate) fn process_event(event: Event, core: usize, slot: u32, arg: u32) {
     if enabled() {
         // ORDERING: Relaxed: a label for the trace; the lock's copy is the truth.
-        let generation = crate::sched::proc::process::slot(slot).generation_hint.load(Ordering::Relaxed);
+        let generation = crate::proc::process::slot(slot).generation_hint.load(Ordering::Relaxed);
         record(event, core, slot, generation, arg);
     }
 }

@@ -3,11 +3,11 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::sched::proc::process::{self, State};
-use crate::sched::record::stats;
-use crate::sched::record::trace;
-use crate::sched::run::idle::searching;
-use crate::sched::run::percore::scheduler;
+use crate::proc::process::{self, State};
+use crate::record::stats;
+use crate::record::trace;
+use crate::run::idle::searching;
+use crate::run::percore::scheduler;
 use crate::smp;
 use beamcore_sched_policy::priority::Priority;
 

@@ -6,11 +6,11 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
-use crate::report::JsonObject;
-use crate::sched::record::stats::{self, CoreStats, Figure, LATENCY_BUCKETS};
-use crate::sched::settings::{NotCollected, balance_config, queue_mode, spawn_placement, telemetry};
-use crate::sched::steal::migrate::max_migrations_seen;
+use crate::record::stats::{self, CoreStats, Figure, LATENCY_BUCKETS};
+use crate::settings::{NotCollected, balance_config, queue_mode, spawn_placement, telemetry};
+use crate::steal::migrate::max_migrations_seen;
 use crate::{println, smp, time};
+use beamcore_json_report::JsonObject;
 use beamcore_sched_policy::queue_wait::mean_us;
 
 fn read(counter: &AtomicU64) -> u64 {
@@ -88,14 +88,14 @@ fn write_json(
     json.uint("spawned", total(|s| &s.spawned))?.uint("completed", total(|s| &s.completed))?;
     json.uint("max_migrations_seen", u64::from(max_migrations_seen()))?;
     json.float("work_max_over_mean", max_over_mean)?;
-    let (moved, rebound) = crate::sched::run::active::offline_moves();
+    let (moved, rebound) = crate::run::active::offline_moves();
     json.uint("offline_moved", moved)?.uint("offline_rebound", rebound)?;
-    json.uint("offline_timeouts_moved", crate::sched::offline::timeouts_moved())?;
+    json.uint("offline_timeouts_moved", crate::offline::timeouts_moved())?;
     extra(&mut json)?;
     json.array("per_core", cores, |core, e| {
         let s = stats::of(core);
         e.uint("core", core as u64)?
-            .uint("online", u64::from(crate::sched::run::active::core_is_active(core)))?
+            .uint("online", u64::from(crate::run::active::core_is_active(core)))?
             .uint("offline_count", smp::core(core).offline_count())?
             .uint("work", works[core])?
             .uint("executed", read(&s.executed))?;

@@ -16,10 +16,10 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::dump::debug_dump;
 use crate::arch::cpu;
 use crate::mm::layout::MAX_CORES;
-use crate::sched::proc::process::{self, State};
-use crate::sched::proc::table;
-use crate::sched::record::stats;
-use crate::sched::run::percore::scheduler;
+use crate::proc::process::{self, State};
+use crate::proc::table;
+use crate::record::stats;
+use crate::run::percore::scheduler;
 use crate::smp;
 
 /// Counts without progress that end the run (0: disarmed).
@@ -40,7 +40,7 @@ pub fn arm_progress_watchdog(seconds: u64) {
         TURNS_SEEN[core].store(stats::of(core).executed.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     NEXT_SAMPLE.store(now, Ordering::Relaxed);
-    PERIOD_COUNTS.store(seconds.saturating_mul(cpu::counter_frequency()).max(1), Ordering::Relaxed);
+    PERIOD_COUNTS.store(crate::time::seconds_to_counts(seconds).max(1), Ordering::Relaxed);
 }
 
 /// Turns the watchdog off (a program about to wait on purpose).
@@ -66,7 +66,7 @@ pub(crate) fn on_tick() {
     // the previous sampler left (this core may have been held up in between, as a vCPU often
     // is), and "now minus a later mark" would wrap to an enormous age: a false "stuck".
     let now = cpu::counter();
-    NEXT_SAMPLE.store(now + cpu::counter_frequency() / 10, Ordering::Relaxed);
+    NEXT_SAMPLE.store(now + crate::time::us_to_counts(100_000), Ordering::Relaxed);
     let verdict = sample(now, period);
     // ORDERING: Release pairs with the Acquire swap above (the next sampler).
     SAMPLING.store(false, Ordering::Release);
@@ -95,7 +95,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
             let _ = frozen.push(core);
         }
     }
-    let seconds = period / cpu::counter_frequency().max(1);
+    let seconds = beamcore_counter_time::counts_to_seconds(period, cpu::counter_frequency());
     if !frozen.is_empty() {
         for &core in &frozen {
             crate::println!(

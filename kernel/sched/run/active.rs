@@ -7,16 +7,16 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::runqueue::movable;
 use crate::core_set::{CoreMask, CoreSet};
 use crate::mm::layout::MAX_CORES;
-use crate::sched::proc::process::{self, Process};
+use crate::proc::process::{self, Process};
 use crate::smp;
 use beamcore_sched_policy::balance::may_run_on;
 
 /// Cores that schedule: they accept new work (spawns, wakes, pushes), may be robbed and are
 /// looked at by the balancer. A leaving core removes itself before it empties its queues.
-pub(in crate::sched) static ACTIVE: CoreSet = CoreSet::new();
+pub(crate) static ACTIVE: CoreSet = CoreSet::new();
 
 /// Processes moved off leaving cores, and how many of them were bound there (and rebound).
-pub(in crate::sched) static MOVED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static MOVED: AtomicU64 = AtomicU64::new(0);
 static REBOUND: AtomicU64 = AtomicU64::new(0);
 
 /// Is `core` scheduling now (online, not leaving)?
@@ -25,7 +25,7 @@ pub fn core_is_active(core: usize) -> bool {
 }
 
 /// The cores scheduling now, as one reading (see `CoreSet::load`).
-pub(in crate::sched) fn active_set() -> CoreMask {
+pub(crate) fn active_set() -> CoreMask {
     ACTIVE.load()
 }
 
@@ -34,7 +34,7 @@ pub(in crate::sched) fn active_set() -> CoreMask {
 /// it sends processes to, a leaving core for where its processes go), so that a process never
 /// lands outside its set or on a core that left.
 #[inline]
-pub(in crate::sched) fn may_run_here(process: &Process, core: usize) -> bool {
+pub(crate) fn may_run_here(process: &Process, core: usize) -> bool {
     may_run_on(&process.allowed.load(), core) && core_is_active(core)
 }
 
@@ -50,7 +50,7 @@ pub fn offline_moves() -> (u64, u64) {
 }
 
 /// Every core once, at boot: it schedules.
-pub(in crate::sched) fn join_at_boot(core: usize) {
+pub(crate) fn join_at_boot(core: usize) {
     // ORDERING: SeqCst, as every change of ACTIVE.
     ACTIVE.insert(core, Ordering::SeqCst);
 }
@@ -61,7 +61,7 @@ pub(in crate::sched) fn join_at_boot(core: usize) {
 /// rebound there: its set becomes that one core (counted). Returns the core it goes to, which
 /// is the process's core from now on. The caller owns the process (it took it from a queue,
 /// or made it `Runnable` under its lock).
-pub(in crate::sched) fn retarget(slot: u32, from: usize, to: usize) -> usize {
+pub(crate) fn retarget(slot: u32, from: usize, to: usize) -> usize {
     let process = process::slot(slot);
     let cores = smp::cores_online().max(1);
     let target = if to != from && may_run_here(process, to) {
@@ -82,7 +82,7 @@ pub(in crate::sched) fn retarget(slot: u32, from: usize, to: usize) -> usize {
 
 /// Where work meant for `core`, which no longer schedules, goes instead: the next active core
 /// after it (core 0 always is).
-pub(in crate::sched) fn substitute(core: usize) -> usize {
+pub(crate) fn substitute(core: usize) -> usize {
     let cores = smp::cores_online().max(1);
     (1..=cores).map(|step| (core + step) % cores).find(|&c| core_is_active(c)).unwrap_or(0)
 }

@@ -12,34 +12,34 @@ use core::sync::atomic::Ordering;
 
 use super::percore::{OnCore, scheduler};
 use crate::arch::cpu;
-use crate::sched::settings::{Telemetry, rebalance_period_counts};
+use crate::settings::{Telemetry, rebalance_period_counts};
 
 /// Jobs are queued for the core (`smp::run_on`).
-pub(in crate::sched) const JOBS: u32 = 1 << 0;
+pub(crate) const JOBS: u32 = 1 << 0;
 /// Another core put a process in this core's inbox.
-pub(in crate::sched) const INBOX: u32 = 1 << 1;
+pub(crate) const INBOX: u32 = 1 << 1;
 /// A timer is pending in a table this core serves (`timers`).
-pub(in crate::sched) const TIMEOUTS: u32 = 1 << 2;
+pub(crate) const TIMEOUTS: u32 = 1 << 2;
 /// Push rebalancing is on and this core (0) does it.
-pub(in crate::sched) const REBALANCE: u32 = 1 << 3;
+pub(crate) const REBALANCE: u32 = 1 << 3;
 /// The core is asked to go offline (`offline::take_offline`).
-pub(in crate::sched) const LEAVE: u32 = 1 << 4;
+pub(crate) const LEAVE: u32 = 1 << 4;
 /// Tracing was asked for (bootarg `trace=on`): set on every core at start-up and never cleared.
 /// Not work for the loop; it keeps the hand-off off its fast path, which records no events, so
 /// that path tests one word instead of two (`dispatch::next_turn_from_process`).
-pub(in crate::sched) const TRACING: u32 = 1 << 5;
+pub(crate) const TRACING: u32 = 1 << 5;
 /// `telemetry=counters` or `telemetry=off`: set on every core at start-up and never cleared, as
 /// `TRACING`. Not work for the loop either: in the word so that the default, `telemetry=full`,
 /// costs the hand-off nothing (its one test of the word, zero, is the one it already made),
 /// and the other two levels one compare of the word already loaded
 /// (`dispatch::next_turn_from_process`).
-pub(in crate::sched) const TELEMETRY_COUNTERS: u32 = 1 << 6;
-pub(in crate::sched) const TELEMETRY_OFF: u32 = 1 << 7;
+pub(crate) const TELEMETRY_COUNTERS: u32 = 1 << 6;
+pub(crate) const TELEMETRY_OFF: u32 = 1 << 7;
 /// The bits that say how the core is set up, not what the loop must do.
 const NOT_WORK: u32 = TRACING | TELEMETRY_COUNTERS | TELEMETRY_OFF;
 
 /// The bit a core sets at start-up for `telemetry` (none for `Full`).
-pub(in crate::sched) const fn telemetry_bit(telemetry: Telemetry) -> u32 {
+pub(crate) const fn telemetry_bit(telemetry: Telemetry) -> u32 {
     match telemetry {
         Telemetry::Full => 0,
         Telemetry::Counters => TELEMETRY_COUNTERS,
@@ -49,7 +49,7 @@ pub(in crate::sched) const fn telemetry_bit(telemetry: Telemetry) -> u32 {
 
 /// This core's telemetry level, for the paths that did not choose theirs by the word already.
 #[inline(always)]
-pub(in crate::sched) fn telemetry(core: &OnCore) -> Telemetry {
+pub(crate) fn telemetry(core: &OnCore) -> Telemetry {
     // ORDERING: Relaxed: the owner's own bits, set before it scheduled.
     let bits = core.scheduler().attention.load(Ordering::Relaxed);
     if bits & TELEMETRY_COUNTERS != 0 {
@@ -62,27 +62,27 @@ pub(in crate::sched) fn telemetry(core: &OnCore) -> Telemetry {
 }
 
 /// Tells `core` a job was queued for it (registered with `smp` at boot).
-pub(crate) fn job_queued(core: usize) {
+pub fn job_queued(core: usize) {
     // ORDERING: Release, paired with the Acquire clear in `take`: an owner that clears the bit
     // after this set sees the job in its queue.
     scheduler(core).attention.fetch_or(JOBS, Ordering::Release);
 }
 
 /// Tells `core` a process is in its inbox (after it was pushed there).
-pub(in crate::sched) fn inbox_filled(core: usize) {
+pub(crate) fn inbox_filled(core: usize) {
     // ORDERING: Release, as in `job_queued`, for the inbox.
     scheduler(core).attention.fetch_or(INBOX, Ordering::Release);
 }
 
 /// Asks `core` to leave at its loop's next top (`offline::leave`).
-pub(in crate::sched) fn leave_requested(core: usize) {
+pub(crate) fn leave_requested(core: usize) {
     // ORDERING: Release, as in `job_queued`: the owner that clears the bit sees the request.
     scheduler(core).attention.fetch_or(LEAVE, Ordering::Release);
 }
 
 /// Is `bit` set (the owner asks)?
 #[inline]
-pub(in crate::sched) fn is_set(core: &OnCore, bit: u32) -> bool {
+pub(crate) fn is_set(core: &OnCore, bit: u32) -> bool {
     // ORDERING: Relaxed peek; `take` synchronises when the owner acts on it.
     core.scheduler().attention.load(Ordering::Relaxed) & bit != 0
 }
@@ -90,7 +90,7 @@ pub(in crate::sched) fn is_set(core: &OnCore, bit: u32) -> bool {
 /// The owner, before it looks at the queue behind `bit`: clears the bit if set. Work queued
 /// before a set it clears is seen by the look that follows; work queued after sets it again.
 #[inline]
-pub(in crate::sched) fn take(core: &OnCore, bit: u32) {
+pub(crate) fn take(core: &OnCore, bit: u32) {
     let attention = &core.scheduler().attention;
     // ORDERING: Relaxed peek: only the clear below needs to synchronise.
     if attention.load(Ordering::Relaxed) & bit != 0 {
@@ -100,7 +100,7 @@ pub(in crate::sched) fn take(core: &OnCore, bit: u32) {
 }
 
 /// The owner sets or clears one of its own bits (timeouts, rebalance).
-pub(in crate::sched) fn set_own(core: &OnCore, bit: u32, on: bool) {
+pub(crate) fn set_own(core: &OnCore, bit: u32, on: bool) {
     let attention = &core.scheduler().attention;
     // ORDERING: Relaxed: only this core reads these bits, and it acts on the state behind
     // them (its own `CoreLocal`), not on the bit.
@@ -116,7 +116,7 @@ pub(in crate::sched) fn set_own(core: &OnCore, bit: u32, on: bool) {
 /// Must the scheduler loop run before the next process (jobs, inbox, a deadline that has
 /// passed, rebalancing due)? False means it would only pick the next process.
 #[inline]
-pub(in crate::sched) fn loop_needed(core: &mut OnCore) -> bool {
+pub(crate) fn loop_needed(core: &mut OnCore) -> bool {
     // ORDERING: Relaxed: a bit set on another core is seen a little later at worst; until then
     // this core runs its processes as it would have anyway, and the loop sees the work on its
     // next round (every block with nothing to run, every tick that ends a slice).

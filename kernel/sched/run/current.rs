@@ -3,17 +3,17 @@
 
 use super::percore::{OnCore, this_scheduler_checked};
 use crate::arch::cpu;
-use crate::sched::proc::process;
+use crate::proc::process;
 
 /// The slot of the process running on this core, if any.
-pub(in crate::sched) fn current_slot() -> Option<u32> {
+pub(crate) fn current_slot() -> Option<u32> {
     OnCore::enter().local().current
 }
 
 /// The mapped part of the stack of the process running on this core, if any: where a
 /// backtrace taken on this core may read besides the core's boot stack (the rest of the stack's
 /// reservation would fault).
-pub(crate) fn current_stack() -> Option<core::ops::Range<usize>> {
+pub fn current_stack() -> Option<core::ops::Range<usize>> {
     // Also called on the way down, possibly before this core has recorded its id, or from a
     // fault in the middle of scheduler code: no `OnCore` (whose check would panic inside the
     // panic path), only copies read.

@@ -7,18 +7,18 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::arch::cpu;
 use crate::core_set::CoreSet;
-use crate::sched::settings::balance;
+use crate::settings::config;
 use crate::smp::{self, Sgi};
 use beamcore_sched_policy::balance::should_wake_a_thief;
 
 /// Cores asleep in WFI, so a core that queues stealable work can wake one to take it instead of
 /// leaving it asleep until its tick.
-pub(in crate::sched) static SLEEPERS: CoreSet = CoreSet::new();
+pub(crate) static SLEEPERS: CoreSet = CoreSet::new();
 /// Cores searching for work right now (idle, spinning through steal rounds before they sleep):
 /// Go's spinning Ms. While one searches, new stealable work needs no wake-up SGI: the searcher
 /// finds it within microseconds. At most half the cores search at once (Tokio's rule), so idle
 /// cores do not all hammer the same victims.
-pub(in crate::sched) static SEARCHING: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static SEARCHING: AtomicUsize = AtomicUsize::new(0);
 
 /// With enough stealable work queued here and no core searching, wakes one sleeping core to
 /// come and take some (a searching core would find it by itself within microseconds).
@@ -28,10 +28,11 @@ pub(in crate::sched) static SEARCHING: AtomicUsize = AtomicUsize::new(0);
 /// misses the new item. That costs promptness, never a process: the owner runs the item itself,
 /// and the sleeper's tick wakes it within one slice. A full barrier on every push (the yield
 /// path) to close that window would cost more than it saves.
-pub(in crate::sched) fn wake_a_thief(stealable_here: usize) {
+pub(crate) fn wake_a_thief(stealable_here: usize) {
     let sleepers = SLEEPERS.load();
     // ORDERING: Relaxed, as explained above.
-    if !should_wake_a_thief(&balance().0, stealable_here, !sleepers.is_empty(), SEARCHING.load(Ordering::Relaxed)) {
+    if !should_wake_a_thief(&config().balance, stealable_here, !sleepers.is_empty(), SEARCHING.load(Ordering::Relaxed))
+    {
         return;
     }
     let me = cpu::core_id();
@@ -41,7 +42,7 @@ pub(in crate::sched) fn wake_a_thief(stealable_here: usize) {
 }
 
 /// Cores searching now (for the watchdog's dump).
-pub(in crate::sched) fn searching() -> usize {
+pub(crate) fn searching() -> usize {
     // ORDERING: Relaxed: a diagnostic figure.
     SEARCHING.load(Ordering::Relaxed)
 }

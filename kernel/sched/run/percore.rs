@@ -26,9 +26,9 @@ use crate::arch::context::Context;
 use crate::arch::cpu::{self, IrqState};
 use crate::mm::heap::{self, TurnCount};
 use crate::mm::layout::MAX_CORES;
-use crate::sched::proc::node_cache::NodeCache;
-use crate::sched::proc::process::ExitReason;
-use crate::sched::record::stats::{self, CoreStats};
+use crate::proc::node_cache::NodeCache;
+use crate::proc::process::ExitReason;
+use crate::record::stats::{self, CoreStats};
 use crate::sync::IrqSpinLock;
 use beamcore_sched_policy::balance::{AdaptiveState, NEVER, Rng};
 
@@ -50,7 +50,7 @@ pub(crate) enum Pending {
 }
 
 /// What only the owning core touches (with IRQs masked, or from its running process).
-pub(in crate::sched) struct CoreLocal {
+pub(crate) struct CoreLocal {
     /// The scheduler loop's own context while a process runs.
     pub context: Context,
     pub current: Option<u32>,
@@ -79,13 +79,13 @@ pub(in crate::sched) struct CoreLocal {
 impl CoreLocal {
     /// The core found work of its own (a job, a process), or leaves: it stops counting as a
     /// searcher.
-    pub(in crate::sched) fn end_search(&mut self) {
+    pub(crate) fn end_search(&mut self) {
         if self.searching {
             self.stop_searching();
         }
     }
 
-    pub(in crate::sched) fn stop_searching(&mut self) {
+    pub(crate) fn stop_searching(&mut self) {
         self.searching = false;
         // ORDERING: Relaxed: see `scheduler::search_a_little_longer`.
         SEARCHING.fetch_sub(1, Ordering::Relaxed);
@@ -97,21 +97,21 @@ impl CoreLocal {
 pub(crate) struct CoreScheduler {
     local: UnsafeCell<CoreLocal>,
     /// Processes other cores made runnable here, for the owner to queue.
-    pub(in crate::sched) inbox: IrqSpinLock<VecDeque<u32>>,
+    pub(crate) inbox: IrqSpinLock<VecDeque<u32>>,
     /// Read and written under the inbox's lock: the core has left (or is leaving) and takes
     /// nothing more in its inbox; a waker goes to another core (`wake::deliver`).
-    pub(in crate::sched) inbox_closed: AtomicBool,
-    pub(in crate::sched) inbox_len: AtomicUsize,
-    pub(in crate::sched) sleeping: AtomicBool,
-    pub(in crate::sched) queues: SharedQueues,
+    pub(crate) inbox_closed: AtomicBool,
+    pub(crate) inbox_len: AtomicUsize,
+    pub(crate) sleeping: AtomicBool,
+    pub(crate) queues: SharedQueues,
     /// What the loop must do before it picks the next process (`attention`).
-    pub(in crate::sched) attention: AtomicU32,
+    pub(crate) attention: AtomicU32,
     /// This core's counters (`stats::of`), kept here so that the owner reaches them from the
     /// scheduler it already holds: one load, not the core id and an index each time.
-    pub(in crate::sched) stats: &'static CoreStats,
+    pub(crate) stats: &'static CoreStats,
     /// This core's heap balance of the running turn (`heap::turn_count`), kept here for the
     /// same reason as `stats`.
-    pub(in crate::sched) heap_turn: &'static TurnCount,
+    pub(crate) heap_turn: &'static TurnCount,
     /// An `OnCore` is alive on this core (debug builds check there is never a second).
     #[cfg(debug_assertions)]
     entered: DebugFlag,
@@ -156,7 +156,7 @@ impl CoreScheduler {
     /// The process running on this core, read without borrowing `CoreLocal`: for backtraces, which
     /// may be taken on the way down in the middle of scheduler code that holds it, and for a
     /// fault that interrupted such code. Call on the owning core with IRQs masked.
-    pub(in crate::sched) fn current_unborrowed(&self) -> Option<u32> {
+    pub(crate) fn current_unborrowed(&self) -> Option<u32> {
         // SAFETY: a copy of one field read through the raw pointer, no reference made: on the
         // owning core with IRQs masked (caller) nothing else runs on the core meanwhile, and a
         // `&mut CoreLocal` further up this core's stack is not in use during the read.
@@ -197,12 +197,12 @@ fn this_scheduler() -> &'static CoreScheduler {
 }
 
 /// The calling core's scheduler, if the core has its id yet (on the way down it may not).
-pub(in crate::sched) fn this_scheduler_checked() -> Option<&'static CoreScheduler> {
+pub(crate) fn this_scheduler_checked() -> Option<&'static CoreScheduler> {
     SCHEDULERS.get(cpu::core_id())
 }
 
 /// The calling core's scheduler, IRQs masked while it lives: the owner's access to `CoreLocal`.
-pub(in crate::sched) struct OnCore {
+pub(crate) struct OnCore {
     scheduler: &'static CoreScheduler,
     irq: IrqState,
     /// Neither `Send` nor `Sync`: the guard stands for "this core, IRQs masked".
@@ -346,6 +346,6 @@ impl Drop for OnCore {
 
 /// Points this core's TPIDR_EL1 at its scheduler; the first thing a core does for the
 /// scheduler, before any `OnCore`.
-pub(in crate::sched) fn bind_this_core() {
+pub(crate) fn bind_this_core() {
     cpu::set_per_core(&SCHEDULERS[cpu::core_id()] as *const CoreScheduler as usize);
 }

@@ -23,7 +23,7 @@ use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering, fence};
 
 use super::idle::SLEEPERS;
 use crate::arch::cpu;
-use crate::sched::record::stats::{self, CoreStats, bump};
+use crate::record::stats::{self, CoreStats, bump};
 use crate::smp::{self, Sgi};
 use crate::sync::{IrqSpinLock, IrqSpinLockGuard};
 use beamcore_sched_policy::priority::LEVELS;
@@ -67,7 +67,7 @@ fn lock() -> IrqSpinLockGuard<'static, [VecDeque<u32>; LEVELS]> {
 }
 
 /// Queues the process in `slot` (runnable, owned by the caller) at the back of `level`.
-pub(in crate::sched) fn push(slot: u32, level: usize) {
+pub(crate) fn push(slot: u32, level: usize) {
     let queued = {
         let mut levels = lock();
         // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
@@ -86,14 +86,14 @@ pub(in crate::sched) fn push(slot: u32, level: usize) {
 
 /// Levels whose queue holds processes (a hint: see `occupied`).
 #[inline]
-pub(in crate::sched) fn occupied_levels() -> u8 {
+pub(crate) fn occupied_levels() -> u8 {
     // ORDERING: Relaxed: a hint; the lock orders the queues themselves.
     QUEUE.occupied.load(Ordering::Relaxed)
 }
 
 /// The oldest process of `level`, if any; wakes another core when at least `WAKE_AT` stay
 /// queued, so a burst pushed while cores slept spreads without waiting for their ticks.
-pub(in crate::sched) fn take(level: usize) -> Option<u32> {
+pub(crate) fn take(level: usize) -> Option<u32> {
     if occupied_levels() & (1 << level) == 0 {
         return None;
     }
@@ -117,7 +117,7 @@ pub(in crate::sched) fn take(level: usize) -> Option<u32> {
 
 /// Whether processes are queued: the last look of a core about to sleep, after it joined
 /// `SLEEPERS` (the other half of the Dekker pair in `push`).
-pub(in crate::sched) fn has_work() -> bool {
+pub(crate) fn has_work() -> bool {
     // ORDERING: SeqCst: pairs with the SeqCst increment in `push` (see there).
     QUEUE.queued.load(Ordering::SeqCst) != 0
 }

@@ -11,21 +11,21 @@ use core::sync::atomic::Ordering;
 use super::active;
 use super::attention;
 use super::percore::{OnCore, scheduler};
-use crate::sched::proc::process;
-use crate::sched::record::stats;
-use crate::sched::record::trace::{self, Event};
-use crate::sched::settings::shared_queues;
+use crate::proc::process;
+use crate::record::stats;
+use crate::record::trace::{self, Event};
+use crate::settings::shared_queues;
 use crate::smp::{self, Sgi};
 
 /// Queues the process in `slot` (already `Runnable`) on its core.
-pub(in crate::sched) fn make_runnable(core: &mut OnCore, slot: u32) {
+pub(crate) fn make_runnable(core: &mut OnCore, slot: u32) {
     wake(core, slot, false);
 }
 
 /// Queues the process in `slot`, just made `Runnable` by a message, on its core: into the "run
 /// next" slot when that is this core (it runs once the sender gives the core up), as any
 /// wake otherwise.
-pub(in crate::sched) fn wake_by_message(core: &mut OnCore, slot: u32) {
+pub(crate) fn wake_by_message(core: &mut OnCore, slot: u32) {
     wake(core, slot, true);
 }
 
@@ -58,7 +58,7 @@ fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
 /// (queued here if that is this core). The closed flag is read under the inbox's lock, which the
 /// leaving core holds to set it and drain: a push lands before the drain, or sees it closed.
 #[inline(never)]
-pub(in crate::sched) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
+pub(crate) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
     loop {
         let scheduler = scheduler(target);
         {
@@ -91,7 +91,7 @@ pub(in crate::sched) fn deliver(core: &mut OnCore, slot: u32, mut target: usize)
 
 /// The leaving core closes its inbox (wakers go elsewhere from now on, see `deliver`) and
 /// queues what was in it, to be handed over with the rest of its queues.
-pub(in crate::sched) fn close_and_drain_inbox(core: &mut OnCore) {
+pub(crate) fn close_and_drain_inbox(core: &mut OnCore) {
     let me = core.scheduler();
     let mut inbox = me.inbox.lock();
     // ORDERING: Relaxed: read by wakers under this lock.
@@ -104,7 +104,7 @@ pub(in crate::sched) fn close_and_drain_inbox(core: &mut OnCore) {
 }
 
 /// A core rejoining opens its inbox again.
-pub(in crate::sched) fn open_inbox(core: &mut OnCore) {
+pub(crate) fn open_inbox(core: &mut OnCore) {
     let me = core.scheduler();
     let _inbox = me.inbox.lock();
     // ORDERING: Relaxed: read by wakers under this lock.
@@ -112,7 +112,7 @@ pub(in crate::sched) fn open_inbox(core: &mut OnCore) {
 }
 
 /// Queues what other cores left in this core's inbox.
-pub(in crate::sched) fn drain_inbox(core: &mut OnCore) {
+pub(crate) fn drain_inbox(core: &mut OnCore) {
     let me = core.scheduler();
     attention::take(core, attention::INBOX);
     // ORDERING: a hint only: the inbox itself is published by its lock (acquired below). A
@@ -132,7 +132,7 @@ pub(in crate::sched) fn drain_inbox(core: &mut OnCore) {
 }
 
 /// Queues a newly spawned process (already `Runnable`) on `target`.
-pub(in crate::sched) fn admit(core: &mut OnCore, target: usize, slot: u32) {
+pub(crate) fn admit(core: &mut OnCore, target: usize, slot: u32) {
     // ORDERING: Relaxed: a statistic other cores write too (a spawn on another core).
     stats::of(target).spawned.fetch_add(1, Ordering::Relaxed);
     trace::process_event(Event::Spawn, target, slot, core.id() as u32);

@@ -6,11 +6,11 @@
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::mm::layout::MAX_CORES;
-use crate::sched::proc::process;
-use crate::sched::record::stats::{self, bump};
-use crate::sched::run::percore::{OnCore, scheduler};
-use crate::sched::run::runqueue::movable;
-use crate::sched::run::wake::make_runnable;
+use crate::proc::process;
+use crate::record::stats::{self, bump};
+use crate::run::percore::{OnCore, scheduler};
+use crate::run::runqueue::movable;
+use crate::run::wake::make_runnable;
 use crate::smp;
 use beamcore_sched_policy::balance::CoreView;
 

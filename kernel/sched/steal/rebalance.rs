@@ -6,29 +6,29 @@ use core::sync::atomic::Ordering;
 
 use super::migrate::{core_views, hand_back, migrate};
 use crate::arch::cpu;
-use crate::sched::proc::process;
-use crate::sched::record::trace::{self, Event};
-use crate::sched::run::active::{self, may_run_here};
-use crate::sched::run::attention;
-use crate::sched::run::percore::{OnCore, scheduler};
-use crate::sched::run::wake::make_runnable;
-use crate::sched::settings::{balance, rebalance_period_counts};
+use crate::proc::process;
+use crate::record::trace::{self, Event};
+use crate::run::active::{self, may_run_here};
+use crate::run::attention;
+use crate::run::percore::{OnCore, scheduler};
+use crate::run::wake::make_runnable;
+use crate::settings::{config, rebalance_period_counts};
 use crate::smp;
 use beamcore_deque::Steal;
 use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance, rebalance_due};
 
 /// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
 /// stealable processes from the busiest core straight to the idlest, under the same rules.
-pub(in crate::sched) fn rebalance(core: &mut OnCore) {
+pub(crate) fn rebalance(core: &mut OnCore) {
     let cores = smp::cores_online();
-    if cores < 2 || !balance().0.rebalance {
+    if cores < 2 || !config().balance.rebalance {
         // Never due (every core is online before the loop starts): the attention bit goes.
         attention::set_own(core, attention::REBALANCE, false);
         return;
     }
     let now = cpu::counter();
-    let (config, _) = *balance();
-    if !rebalance_due(&config, now, core.local().last_rebalance, rebalance_period_counts()) {
+    let config = &config().balance;
+    if !rebalance_due(config, now, core.local().last_rebalance, rebalance_period_counts()) {
         return;
     }
     core.local().last_rebalance = now;
@@ -37,7 +37,7 @@ pub(in crate::sched) fn rebalance(core: &mut OnCore) {
     // Only cores that schedule: an offline core is neither robbed nor given work (a push that
     // races its leave is caught by its closed inbox and goes on, see `wake::deliver`).
     let Some(RebalancePlan { from: busiest, to: idlest, batch }) =
-        plan_rebalance(&config, &views, active::core_is_active)
+        plan_rebalance(config, &views, active::core_is_active)
     else {
         return;
     };

@@ -6,12 +6,12 @@ use core::sync::atomic::Ordering;
 
 use super::migrate::{core_view, core_views, hand_back, migrate};
 use crate::arch::cpu;
-use crate::sched::proc::process;
-use crate::sched::record::stats::{add, bump, latency_bucket};
-use crate::sched::record::trace::{self, Event};
-use crate::sched::run::active::{self, may_run_here};
-use crate::sched::run::percore::{OnCore, scheduler};
-use crate::sched::settings::{balance, strategy};
+use crate::proc::process;
+use crate::record::stats::{add, bump, latency_bucket};
+use crate::record::trace::{self, Event};
+use crate::run::active::{self, may_run_here};
+use crate::run::percore::{OnCore, scheduler};
+use crate::settings::{config, strategy};
 use crate::smp;
 use beamcore_deque::Steal;
 use beamcore_sched_policy::balance::{
@@ -19,7 +19,7 @@ use beamcore_sched_policy::balance::{
 };
 
 /// What an idle core's round of stealing came to.
-pub(in crate::sched) enum StealRound {
+pub(crate) enum StealRound {
     /// It took at least one process, from this victim.
     Took(usize),
     /// Nothing taken; a victim with work refused only for its cooldown, which ends at this
@@ -31,13 +31,13 @@ pub(in crate::sched) enum StealRound {
 
 /// An idle core's round of stealing: up to `retries` victims chosen by the strategy, with
 /// backoff between attempts (short and bounded by `backoff_max_counts`).
-pub(in crate::sched) fn try_steal(core: &mut OnCore) -> StealRound {
+pub(crate) fn try_steal(core: &mut OnCore) -> StealRound {
     let thief = core.id();
     let cores = smp::cores_online();
     if cores < 2 {
         return StealRound::Nothing;
     }
-    let (config, _) = *balance();
+    let config = &config().balance;
     let strategy = strategy();
     let stats = core.scheduler().stats;
     let mut views = heapless::Vec::new();
@@ -52,7 +52,7 @@ pub(in crate::sched) fn try_steal(core: &mut OnCore) -> StealRound {
     // The earliest moment a victim that refused only for its cooldown becomes available.
     let mut cooled_at: Option<u64> = None;
     for (attempt, &victim) in victims.iter().enumerate() {
-        let pause = backoff_counts(&config, attempt as u32, core.local().rng.next_u64());
+        let pause = backoff_counts(config, attempt as u32, core.local().rng.next_u64());
         let resume_at = cpu::counter() + pause;
         while cpu::counter() < resume_at {
             cpu::relax();
@@ -64,14 +64,14 @@ pub(in crate::sched) fn try_steal(core: &mut OnCore) -> StealRound {
         let view = core_view(victim);
         let thief_load = views[thief].load;
         let last_steal = core.local().last_steal[victim];
-        let outcome = check_victim(&config, thief_load, &view, started, last_steal);
+        let outcome = check_victim(config, thief_load, &view, started, last_steal);
         let taken = match outcome {
             Err(refusal) => {
                 let counter = match refusal {
                     Refusal::Empty => &stats.fail_empty,
                     Refusal::BelowThreshold => &stats.fail_below_threshold,
                     Refusal::Cooldown => {
-                        cooled_at = cooldown_ends_at(&config, last_steal, cooled_at);
+                        cooled_at = cooldown_ends_at(config, last_steal, cooled_at);
                         &stats.fail_cooldown
                     }
                     Refusal::MigrationLimit => &stats.fail_migration_limit,
@@ -148,31 +148,31 @@ fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
 /// Would a steal round succeed now? Fresh views of every other core, judged by the same rules
 /// (`check_victim`, cooldowns included) the round would apply. A core about to sleep asks this
 /// after announcing itself as a sleeper, so that work pushed just before is not slept through.
-pub(in crate::sched) fn steal_would_succeed(core: &mut OnCore) -> bool {
+pub(crate) fn steal_would_succeed(core: &mut OnCore) -> bool {
     let thief = core.id();
     let cores = smp::cores_online();
     if cores < 2 {
         return false;
     }
-    let (config, _) = *balance();
+    let config = &config().balance;
     let mut views = heapless::Vec::new();
     core_views(&mut views, cores);
     let now = cpu::counter();
     let last_steal = &core.local().last_steal;
     (0..cores)
         .filter(|&victim| victim != thief && active::core_is_active(victim))
-        .any(|victim| check_victim(&config, views[thief].load, &views[victim], now, last_steal[victim]).is_ok())
+        .any(|victim| check_victim(config, views[thief].load, &views[victim], now, last_steal[victim]).is_ok())
 }
 
 /// Does another core hold at least `min_steal` stealable processes?
-pub(in crate::sched) fn work_elsewhere(thief: usize) -> bool {
-    let config = balance().0;
+pub(crate) fn work_elsewhere(thief: usize) -> bool {
+    let config = &config().balance;
     (0..smp::cores_online())
         .filter(|&core| core != thief && active::core_is_active(core))
-        .any(|core| worth_a_thief(&config, scheduler(core).queues.stealable_total()))
+        .any(|core| worth_a_thief(config, scheduler(core).queues.stealable_total()))
 }
 
 /// Stealable processes `victim` still has (to decide whether another thief should come).
-pub(in crate::sched) fn stealable_on(victim: usize) -> usize {
+pub(crate) fn stealable_on(victim: usize) -> usize {
     scheduler(victim).queues.stealable_total()
 }

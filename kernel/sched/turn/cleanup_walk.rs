@@ -74,7 +74,7 @@ fn slot(return_address: u64) -> usize {
 }
 
 /// The walks' starting point: the address, sp and x29 of one instruction of `unwind::begin`.
-pub(in crate::sched) struct Here {
+pub(crate) struct Here {
     pc: u64,
     sp: u64,
     fp: u64,
@@ -83,7 +83,7 @@ pub(in crate::sched) struct Here {
 /// Where the calling function is. Inlined into `unwind::begin` (never inlined itself), so that
 /// there is one such instruction and [`OWN`] describes it.
 #[inline(always)]
-pub(in crate::sched) fn here() -> Here {
+pub(crate) fn here() -> Here {
     let (pc, sp, fp): (u64, u64, u64);
     // SAFETY: reads the address of this instruction, sp and x29; touches nothing.
     unsafe {
@@ -94,7 +94,7 @@ pub(in crate::sched) fn here() -> Here {
 }
 
 /// What a walk found.
-pub(in crate::sched) enum Finding {
+pub(crate) enum Finding {
     /// No frame has code to run: end the process at once.
     NothingToRun,
     /// Some frame has a landing pad, or the stack cannot be followed: unwind.
@@ -109,7 +109,7 @@ pub(in crate::sched) enum Finding {
 /// Inlined into `unwind::begin`: the frames it skips are begin's own, which holds nothing to
 /// drop at that point.
 #[inline(always)]
-pub(in crate::sched) fn walk(here: &Here, stack_top: usize) -> Finding {
+pub(crate) fn walk(here: &Here, stack_top: usize) -> Finding {
     // ORDERING: Relaxed: a fact of the image; a core that sees no answer yet finds it again.
     let own = OWN.load(Ordering::Relaxed);
     if own & OWN_RECORD == 0 {
@@ -163,7 +163,7 @@ fn other_record(return_address: u64, known: u64) -> Finding {
 /// Walks the unwind table's rows from [`Here`] up to the process's base; `stack_top` bounds
 /// the stack.
 #[inline(never)]
-pub(in crate::sched) fn walk_rows(here: &Here, stack_top: usize) -> Finding {
+pub(crate) fn walk_rows(here: &Here, stack_top: usize) -> Finding {
     // ORDERING: Relaxed: see `walk`.
     walk_rows_with(here, stack_top, OWN.load(Ordering::Relaxed), |return_address| {
         ROWS[slot(return_address)].load(Ordering::Relaxed)
@@ -210,7 +210,7 @@ fn walk_rows_with(here: &Here, stack_top: usize, own: u64, mut entry_of: impl Fn
 /// few hundred bytes of it.
 #[cold]
 #[inline(never)]
-pub(in crate::sched) fn walk_learning(here: &Here, stack_top: usize, base: usize) -> Finding {
+pub(crate) fn walk_learning(here: &Here, stack_top: usize, base: usize) -> Finding {
     // ORDERING: Relaxed: see `walk`.
     let mut own = OWN.load(Ordering::Relaxed);
     if own & OWN_KNOWN == 0 {

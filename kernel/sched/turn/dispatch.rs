@@ -17,18 +17,18 @@ use super::unwind::{self, Why, exit_requested, requested_exit};
 use crate::arch::context::{self, Context, Next};
 use crate::arch::cpu;
 use crate::mm::heap::TurnCount;
-use crate::sched::proc::process::{self, ExitReason};
-use crate::sched::record::stats::{bump, record_wait};
-use crate::sched::record::trace::{self, Event};
-use crate::sched::run::attention;
-use crate::sched::run::percore::{OnCore, Pending};
-use crate::sched::run::runqueue::{Accepted, InlinePush};
-use crate::sched::settings::{Telemetry, reductions_per_slice};
+use crate::proc::process::{self, ExitReason};
+use crate::record::stats::{bump, record_wait};
+use crate::record::trace::{self, Event};
+use crate::run::attention;
+use crate::run::percore::{OnCore, Pending};
+use crate::run::runqueue::{Accepted, InlinePush};
+use crate::settings::{Telemetry, reductions_per_slice};
 
 /// Runs the process in `slot` (taken from this core's queues) until the core comes back to the
 /// loop, then ends the turn of whichever process ran last (processes may have handed the core
 /// to each other meanwhile). Scheduler side.
-pub(in crate::sched) fn run(core: &mut OnCore, slot: u32) {
+pub(crate) fn run(core: &mut OnCore, slot: u32) {
     if exit_requested(slot) && unwind::ends_unrun(slot) {
         finish(core, slot, requested_exit(slot));
         return;
@@ -115,7 +115,7 @@ fn end_turn(core: &mut OnCore, slot: u32, pending: Pending) {
 /// Called by the running process: records what it asks for and gives the core up. Returns
 /// when the process runs again, possibly on another core: the guard is used up (see
 /// `OnCore::switch_away`).
-pub(in crate::sched) fn switch_out(mut core: OnCore, pending: Pending) {
+pub(crate) fn switch_out(mut core: OnCore, pending: Pending) {
     let local = core.local();
     let slot = local.current.expect("switch_out from a process");
     local.pending = pending;
@@ -132,7 +132,7 @@ pub(in crate::sched) fn switch_out(mut core: OnCore, pending: Pending) {
 /// Ends the calling process for `why` (a reason given, or its pending exit's: a kill, an exit
 /// signal it does not trap), unwinding its stack first where it can (`unwind::begin`), else
 /// where it stands.
-pub(in crate::sched) fn end_unwinding(core: OnCore, why: Why) -> ! {
+pub(crate) fn end_unwinding(core: OnCore, why: Why) -> ! {
     let (core, reason) = unwind::begin(core, why, exit_out);
     exit_out(core, reason)
 }
@@ -140,7 +140,7 @@ pub(in crate::sched) fn end_unwinding(core: OnCore, why: Why) -> ! {
 /// Called by the running process to end itself with `reason`: as [`switch_out`] with
 /// `Pending::Exit`, but without saving its registers, which nothing reads again (its turn's end
 /// frees its stack and slot).
-pub(in crate::sched) fn exit_out(mut core: OnCore, reason: ExitReason) -> ! {
+pub(crate) fn exit_out(mut core: OnCore, reason: ExitReason) -> ! {
     let local = core.local();
     // Checked in every build, as `switch_out` does: from outside a process (a kernel job, say)
     // the switch below would leave for a scheduler context that is not waiting for it.

@@ -6,16 +6,16 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::mm::stacks;
-use crate::sched::msg::registry;
-use crate::sched::msg::signals;
-use crate::sched::proc::process::{self, ExitReason, Pid, State};
-use crate::sched::proc::table;
-use crate::sched::record::stats::bump;
-use crate::sched::run::percore::OnCore;
+use crate::msg::registry;
+use crate::msg::signals;
+use crate::proc::process::{self, ExitReason, Pid, State};
+use crate::proc::table;
+use crate::record::stats::bump;
+use crate::run::percore::OnCore;
 
 /// Ends a process that no longer runs anywhere (its stack is not in use): wakes nobody twice,
 /// tells its monitors, frees its stack and slot.
-pub(in crate::sched) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
+pub(crate) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     let process = process::slot(slot);
     let (pid, relations, queued) = {
         // IRQs are masked already (the caller's `OnCore`).
@@ -85,13 +85,13 @@ fn pid_word(pid: Pid) -> u64 {
 }
 
 /// Names the program's main process (the boot code, once).
-pub(crate) fn set_program_main(pid: Pid) {
+pub fn set_program_main(pid: Pid) {
     // ORDERING: Relaxed: set before the main process can end (it is being spawned).
     PROGRAM_MAIN.store(pid_word(pid), Ordering::Relaxed);
 }
 
 /// Is `pid` the program's main process?
-pub(in crate::sched) fn is_program_main(pid: Pid) -> bool {
+pub(crate) fn is_program_main(pid: Pid) -> bool {
     // ORDERING: Relaxed, as in `set_program_main`.
     PROGRAM_MAIN.load(Ordering::Relaxed) == pid_word(pid)
 }
@@ -102,8 +102,8 @@ static HEAP_NOT_RECLAIMED: AtomicU64 = AtomicU64::new(0);
 
 /// Heap bytes left allocated by processes that ended without unwinding, in total; not known
 /// below `telemetry=full`, which keeps no process's heap balance.
-pub fn heap_not_reclaimed_bytes() -> Result<u64, crate::sched::settings::NotCollected> {
-    crate::sched::settings::telemetry().heap_accounting()?;
+pub fn heap_not_reclaimed_bytes() -> Result<u64, crate::settings::NotCollected> {
+    crate::settings::telemetry().heap_accounting()?;
     // ORDERING: Relaxed: a total for the report.
     Ok(HEAP_NOT_RECLAIMED.load(Ordering::Relaxed))
 }

@@ -27,13 +27,13 @@ use unwinding::abi::{
 
 use super::cleanup_walk::{self, Finding};
 use crate::arch::cpu;
-use crate::sched::proc::process::{self, ExitReason, Unwinding};
-use crate::sched::record::stats::bump;
-use crate::sched::run::percore::OnCore;
+use crate::proc::process::{self, ExitReason, Unwinding};
+use crate::record::stats::bump;
+use crate::run::percore::OnCore;
 
 /// How a process's end is carried out once its stack is unwound (the dispatcher's
 /// `exit_out`, passed in so that this module needs nothing above it).
-pub(in crate::sched) type EndProcess = fn(OnCore, ExitReason) -> !;
+pub(crate) type EndProcess = fn(OnCore, ExitReason) -> !;
 
 /// The exception object of a process's end: the unwinder's header first (it is handed around
 /// as a pointer to that), then what the base needs to end the process.
@@ -51,7 +51,7 @@ const ENDING_CLASS: u64 = u64::from_be_bytes(*b"BEAMEXIT");
 /// on the stack under the process's own (the unwind stops at its address), and the call is not
 /// a tail call for the same reason (`black_box` after it).
 #[inline(never)]
-pub(in crate::sched) fn run_at_base(entry: *mut process::Entry) {
+pub(crate) fn run_at_base(entry: *mut process::Entry) {
     // SAFETY: the caller's (`process_entry`): the running process's own entry, taken once.
     unsafe { (*entry).run() };
     core::hint::black_box(());
@@ -62,7 +62,7 @@ pub(in crate::sched) fn run_at_base(entry: *mut process::Entry) {
 /// which [`begin`] reads itself: the caller then holds nothing across that read, and its frame
 /// has no landing pad for the quick end to stop at (`cleanup_walk`).
 #[derive(Clone, Copy)]
-pub(in crate::sched) enum Why {
+pub(crate) enum Why {
     Given(ExitReason),
     Pending,
 }
@@ -78,7 +78,7 @@ pub(in crate::sched) enum Why {
 /// Never inlined: the quick end's walk starts from this function's own frame record, whose
 /// place is checked once for its one copy (`cleanup_walk::walk`).
 #[inline(never)]
-pub(in crate::sched) fn begin(mut core: OnCore, why: Why, end: EndProcess) -> (OnCore, ExitReason) {
+pub(crate) fn begin(mut core: OnCore, why: Why, end: EndProcess) -> (OnCore, ExitReason) {
     let slot = core.local().current.expect("a process unwinds only its own stack");
     let process = process::slot(slot);
     let reason = match why {
@@ -210,7 +210,7 @@ unsafe extern "C" fn stop_at_base(
 
 /// Whether an exit is waiting for the process in `slot` (a kill, or an exit signal it does not
 /// trap): it is ended instead of run, or runs once more to unwind (`unwind::ends_unrun`).
-pub(in crate::sched) fn exit_requested(slot: u32) -> bool {
+pub(crate) fn exit_requested(slot: u32) -> bool {
     // ORDERING: Relaxed: the flag carries no data; it is written under the slot lock (see
     // `kill`), and the reason is read under that lock.
     process::slot(slot).exit_requested.load(Ordering::Relaxed)
@@ -218,7 +218,7 @@ pub(in crate::sched) fn exit_requested(slot: u32) -> bool {
 
 /// Why the process in `slot` must end (its flag `exit_requested` is set).
 #[cold]
-pub(in crate::sched) fn requested_exit(slot: u32) -> ExitReason {
+pub(crate) fn requested_exit(slot: u32) -> ExitReason {
     process::slot(slot).shared.lock_irqs_masked().exit_reason()
 }
 
@@ -234,7 +234,7 @@ const UNWINDING_GRACE_TURNS: u8 = 64;
 /// it gets one more slice to reach a safe point (up to [`UNWINDING_GRACE_TURNS`] if it is
 /// unwinding already); preempted again past that, it is ended unrun, and so is a process that
 /// never ran (its closure, which owns all it has, is dropped by `finish`).
-pub(in crate::sched) fn ends_unrun(slot: u32) -> bool {
+pub(crate) fn ends_unrun(slot: u32) -> bool {
     // SAFETY: the process is out of every queue and runs nowhere: this core owns it.
     let local = unsafe { process::slot(slot).local() };
     if local.entry.is_pending() {

@@ -12,7 +12,7 @@ use beamcore_sched_policy::priority::{LEVELS, Priority};
 /// count the processes they take from here (steals, push rebalancing) in `taken_away`, so the
 /// owner's every push and take costs no read-modify-write.
 pub(crate) struct SharedQueues {
-    pub(in crate::sched) stealers: spin::Once<[WorkQueueStealer<NativeAtomics>; LEVELS]>,
+    pub(crate) stealers: spin::Once<[WorkQueueStealer<NativeAtomics>; LEVELS]>,
     /// Per priority (max, high, normal, low): pushes minus the owner's own takes.
     queued: [AtomicUsize; 4],
     /// Per priority: processes other cores took from here.
@@ -20,7 +20,7 @@ pub(crate) struct SharedQueues {
 }
 
 impl SharedQueues {
-    pub(in crate::sched) const fn new() -> SharedQueues {
+    pub(crate) const fn new() -> SharedQueues {
         SharedQueues {
             stealers: spin::Once::new(),
             queued: [const { AtomicUsize::new(0) }; 4],
@@ -30,7 +30,7 @@ impl SharedQueues {
 
     /// Runnable processes of `priority` queued here (a load figure: read while the owner and
     /// thieves change it, it may be off by the moves made during the two reads, never below 0).
-    pub(in crate::sched) fn runnable(&self, priority: Priority) -> usize {
+    pub(crate) fn runnable(&self, priority: Priority) -> usize {
         // ORDERING: Relaxed: a load figure; nothing is read through it.
         let queued = self.queued[priority as usize].load(Ordering::Relaxed);
         let taken_away = self.taken_away[priority as usize].load(Ordering::Relaxed);
@@ -38,23 +38,23 @@ impl SharedQueues {
     }
 
     /// Runnable processes by priority.
-    pub(in crate::sched) fn runnable_by_priority(&self) -> [usize; 4] {
+    pub(crate) fn runnable_by_priority(&self) -> [usize; 4] {
         Priority::ALL.map(|p| self.runnable(p))
     }
 
     /// Another core took a process of `priority` from here (its steal or rebalancing).
-    pub(in crate::sched) fn count_taken_away(&self, priority: Priority) {
+    pub(crate) fn count_taken_away(&self, priority: Priority) {
         // ORDERING: Relaxed: a load figure.
         self.taken_away[priority as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     /// Stealable processes per level (0 for a core that has not started scheduling).
-    pub(in crate::sched) fn stealable(&self) -> [usize; LEVELS] {
+    pub(crate) fn stealable(&self) -> [usize; LEVELS] {
         self.stealers.get().map_or([0; LEVELS], |s| s.each_ref().map(|q| q.len()))
     }
 
     /// Stealable processes, all levels.
-    pub(in crate::sched) fn stealable_total(&self) -> usize {
+    pub(crate) fn stealable_total(&self) -> usize {
         self.stealers.get().map_or(0, |s| s.iter().map(|q| q.len()).sum())
     }
 

@@ -26,14 +26,14 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::Ordering;
 
 use crate::arch::cpu;
-use crate::sched::proc::process::{self, Process};
-use crate::sched::record::stats::{CoreStats, bump};
-use crate::sched::run::idle::{SLEEPERS, wake_a_thief};
-use crate::sched::settings::{Telemetry, shared_queues, telemetry};
+use crate::proc::process::{self, Process};
+use crate::record::stats::{CoreStats, bump};
+use crate::run::idle::{SLEEPERS, wake_a_thief};
+use crate::settings::{Telemetry, shared_queues, telemetry};
 use beamcore_deque::{NativeAtomics, Steal, WorkQueue};
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
 pub(crate) use counts::SharedQueues;
-pub(in crate::sched) use slow::movable;
+pub(crate) use slow::movable;
 use slow::push_shared;
 
 /// Capacity of each lock-free run queue; more runnable processes spill to the overflow.
@@ -55,7 +55,7 @@ pub const RUN_NEXT_CAP: u32 = 4;
 const NONE: u32 = u32::MAX;
 
 /// The owner's side of the run queues (only its core touches it, IRQs masked).
-pub(in crate::sched) struct RunQueues {
+pub(crate) struct RunQueues {
     /// Stealable runnable processes, one queue per level.
     queues: Option<[WorkQueue<NativeAtomics>; LEVELS]>,
     /// Runnable processes that may not move (bound, at the migration limit, protected max):
@@ -79,7 +79,7 @@ pub(in crate::sched) struct RunQueues {
 }
 
 /// What [`RunQueues::push_inline`] left to do.
-pub(in crate::sched) enum InlinePush {
+pub(crate) enum InlinePush {
     /// Nothing: the process is in its level's deque.
     Done,
     /// The process is in the deque of this level, and a core is asleep: wake a thief.
@@ -90,7 +90,7 @@ pub(in crate::sched) enum InlinePush {
 }
 
 /// A process taken from a core's queues and counted as taken.
-pub(in crate::sched) enum Accepted {
+pub(crate) enum Accepted {
     /// It runs.
     Run(u32),
     /// A low-priority process: the low-priority rule decides whether it runs.

@@ -5,10 +5,10 @@
 use core::sync::atomic::Ordering;
 
 use super::{NONE, RUN_NEXT_CAP, RunQueues, SharedQueues, Take, take_oldest};
-use crate::sched::proc::process::{self, Affinity, Process};
-use crate::sched::record::stats::CoreStats;
-use crate::sched::run::shared_queue;
-use crate::sched::settings::{balance, shared_queues};
+use crate::proc::process::{self, Affinity, Process};
+use crate::record::stats::CoreStats;
+use crate::run::shared_queue;
+use crate::settings::{config, shared_queues};
 use crate::smp;
 use beamcore_deque::Steal;
 use beamcore_sched_policy::balance::{may_migrate, pinned};
@@ -171,7 +171,7 @@ impl RunQueues {
     /// `None` once every queue is empty (thieves may take some meanwhile: each item is taken
     /// once, by one of us). Nobody else pushes here (the owner is the only pusher, and its
     /// inbox is closed), so the loop ends.
-    pub(in crate::sched) fn take_any(&mut self, shared: &SharedQueues) -> Option<u32> {
+    pub(crate) fn take_any(&mut self, shared: &SharedQueues) -> Option<u32> {
         let slot = self.take_any_uncounted()?;
         shared.count(process::slot(slot).priority(), -1);
         Some(slot)
@@ -222,7 +222,7 @@ fn adopt(process: &Process, stats: &CoreStats) {
     if before != me {
         // ORDERING: Relaxed: counts other cores add to as well.
         stats.migrated_in.fetch_add(1, Ordering::Relaxed);
-        crate::sched::record::stats::of(before).migrated_out.fetch_add(1, Ordering::Relaxed);
+        crate::record::stats::of(before).migrated_out.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -233,11 +233,11 @@ fn adopt(process: &Process, stats: &CoreStats) {
 /// "may wait in the shared queue": every process free to run on any core (`max_migrations` and
 /// `protect_max` are rules of stealing, which that mode does not do; a process limited to some
 /// cores stays in the private queue of the core it was placed on).
-pub(in crate::sched) fn movable(process: &Process) -> bool {
+pub(crate) fn movable(process: &Process) -> bool {
     if shared_queues() {
         return process.affinity() == Affinity::Free;
     }
-    let (config, _) = balance();
+    let config = &config().balance;
     may_migrate(
         config,
         pinned(&process.allowed.load(), smp::cores_online()),

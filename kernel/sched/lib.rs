@@ -7,12 +7,31 @@
 //! concern (`scheduler.rs` says how they fit together). This file only declares them and
 //! re-exports the public API: the scheduler's own files name what they use by its defining path,
 //! never through these re-exports, so that each folder's imports show which floors it stands on.
+//!
+//! It is the scheduler layer of the kernel's stack of crates (docs/layout.md): it stands on the
+//! cores, memory and hardware layers, which it names under the short paths below, and names
+//! nothing above it. The kernel crate builds its [`SchedConfig`] from the bootargs, hands it to
+//! [`init_global`] at boot, and re-exports this crate to programs as `beamcore::sched`.
+
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+extern crate alloc;
+
+// The layers below, under the paths the scheduler's files use (`crate::arch::...`).
+use beamcore_core_set as core_set;
+use beamcore_hal::{arch, debug, sync, time};
+use beamcore_mm as mm;
+use beamcore_smp as smp;
+use beamcore_smp::{console, core_power, println};
 
 pub use beamcore_deque as deque;
 pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};
 pub use beamcore_trace_ring as trace_ring;
 
 mod api;
+mod config;
 mod hooks;
 mod msg;
 mod offline;
@@ -37,11 +56,17 @@ pub use api::receive::{
 };
 pub use api::reply::{CallError, Reply, ReplyRef, monitor_for_reply, receive_reply, reply, reply_ref};
 pub use hooks::set_crash_reports;
-pub(crate) use hooks::{hold_current_on_core, on_panic, on_process_fault, on_tick, on_timers};
+// `#[doc(hidden)] pub`: what the kernel crate's bring-up registers and calls (the handlers the
+// layers below call through, each core's loop), not for programs.
+pub use config::SchedConfig;
+#[doc(hidden)]
+pub use hooks::{hold_current_on_core, on_panic, on_process_fault, on_tick, on_timers};
 pub use msg::registry::{MAX_NAME_BYTES, RegisterError, register, registered_count, send_named, unregister, whereis};
-pub(crate) use msg::timers::earliest_here as earliest_deadline_here;
+#[doc(hidden)]
+pub use msg::timers::earliest_here as earliest_deadline_here;
 pub use msg::timers::{Cancelled, TimerRef, cancel_timer, pending_on as timers_pending_on, read_timer, send_after};
-pub(crate) use offline::rejoin_scheduling;
+#[doc(hidden)]
+pub use offline::rejoin_scheduling;
 pub use offline::{OfflineError, OnlineError, bring_online, take_offline, timeouts_moved};
 pub use proc::process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, INLINE_BYTES, InlineValue, MAX_PROCESSES, Message,
@@ -51,17 +76,22 @@ pub use proc::table::SPAWN_FRAME_RESERVE_BYTES;
 pub use record::stats::{CoreStats, LATENCY_BUCKETS};
 pub use report::dump::debug_dump;
 pub use run::active::{active_cores, core_is_active, offline_moves};
-pub(crate) use run::attention::job_queued;
-pub(crate) use run::current::current_stack;
+#[doc(hidden)]
+pub use run::attention::job_queued;
+#[doc(hidden)]
+pub use run::current::current_stack;
 pub use run::runqueue::RUN_NEXT_CAP;
-pub(crate) use scheduler::init_core_scheduler;
-pub(crate) use scheduler::run_loop;
+#[doc(hidden)]
+pub use scheduler::init_core_scheduler;
+#[doc(hidden)]
+pub use scheduler::run_loop;
 pub use settings::{NotCollected, Telemetry, balance_config, queue_mode, set_strategy, spawn_placement, telemetry};
-pub(crate) use settings::{init_global, init_telemetry};
+pub use settings::{config, init_global};
 pub use steal::migrate::max_migrations_seen;
 pub use turn::cleanup_walk::rows_only as quick_end_walks_rows_only;
 pub use turn::ending::heap_not_reclaimed_bytes;
-pub(crate) use turn::ending::set_program_main;
+#[doc(hidden)]
+pub use turn::ending::set_program_main;
 
 pub use crate::core_set::CoreMask;
 pub use placement::{QueueMode, SpawnPlacement};
