@@ -287,6 +287,7 @@ pub fn within_reserve(bytes: usize, live_processes: usize) -> bool {
 
 /// Allocates `layout`, or says it cannot (also when the allocation would cut into the
 /// kernel's reserve).
+#[inline]
 pub fn try_allocate(layout: Layout) -> Result<NonNull<u8>, OutOfMemory> {
     let refused = OutOfMemory { requested_bytes: layout.size() };
     if !within_reserve(layout.size(), live_processes()) {
