@@ -46,7 +46,7 @@ def without_comments(source):
 
 def module_path(path, sched=SCHED):
     """A file's module under sched, as path segments: `run/percore.rs` is (run, percore),
-    `run/runqueue/mod.rs` is (run, runqueue), sched/mod.rs is ()."""
+    `run/runqueue/mod.rs` is (run, runqueue), the crate's root sched/lib.rs is ()."""
     parts = path.relative_to(sched).with_suffix("").parts
     if parts == ("lib",):
         return ()  # the crate's root: sched is a crate of its own (kernel/sched/lib.rs)
@@ -84,7 +84,7 @@ def levels(sched=SCHED):
     for f in files:
         me = module_path(f, sched)
         if not me:
-            continue  # sched/mod.rs declares and re-exports every module
+            continue  # sched/lib.rs declares and re-exports every module
         for prefix, segments in named_paths(without_comments(f.read_text())):
             if prefix == "crate::":
                 base = ()

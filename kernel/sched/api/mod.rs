@@ -1,6 +1,6 @@
 //! The calls a program makes: spawn, identity, yield, send, exit and kill (`calls.rs`), taking
 //! messages, links, monitors, calls and replies, and what a program may learn about a process.
-//! Above `turn/`, since blocking and exiting switch the caller out; `sched/mod.rs` re-exports
+//! Above `turn/`, since blocking and exiting switch the caller out; `sched/lib.rs` re-exports
 //! what is public.
 
 pub(super) mod calls;
