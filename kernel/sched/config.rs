@@ -52,7 +52,7 @@ impl SchedConfig {
             queues: config.queues,
             placement: config.placement,
             telemetry: config.telemetry,
-            max_processes: config.max_processes.min(crate::MAX_PROCESSES),
+            max_processes: config.max_processes.min(beamcore_mm::layout::MAX_PROCESSES),
             seed: config.seed,
         }
     }

@@ -6,12 +6,6 @@
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::arch::context;
-use crate::arch::cpu;
-use crate::arch::exception::{Syndrome, TrapFrame};
-use crate::console::LineBuffer;
-use crate::debug::backtrace::Backtrace;
-use crate::mm::stacks::GrowError;
 use crate::proc::process::{self, ExitReason, Pid, Unwinding};
 use crate::record::stats::bump;
 use crate::record::trace::{self, Event};
@@ -21,6 +15,12 @@ use crate::settings::slice_counts;
 use crate::turn::dispatch::end_unwinding;
 use crate::turn::ending::is_program_main;
 use crate::turn::unwind::Why;
+use beamcore_hal::arch::context;
+use beamcore_hal::arch::cpu;
+use beamcore_hal::arch::exception::{Syndrome, TrapFrame};
+use beamcore_hal::debug::backtrace::Backtrace;
+use beamcore_mm::stacks::GrowError;
+use beamcore_smp::console::LineBuffer;
 
 /// Holds the process running on this core on it (`hold`), or lets it move again. While held,
 /// a preemption queues it in its core's private queue, where no thief or push rebalancing takes
@@ -92,7 +92,7 @@ pub fn on_tick(frame: &mut TrapFrame) {
         let reason = if error == GrowError::OutOfMemory { ExitReason::OutOfMemory } else { ExitReason::StackOverflow };
         // ORDERING: Relaxed: the running process's own generation, set before it ran.
         let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
-        crate::println!(
+        beamcore_smp::println!(
             "process {pid} on core {} ended: {reason} (preempted with under {frame_bytes} bytes of stack left to \
              save its registers)",
             core.id()
@@ -209,7 +209,7 @@ pub fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
         // Its end was reported when the unwind began (a panic's line, say) and it ends with that
         // reason; this says why the unwind stopped short, and that what it still held is counted.
         if crash_reports() {
-            crate::println!(
+            beamcore_smp::println!(
                 "process {pid} on core {}: {reason} while unwinding (ELR={:#x}); what it still held is not reclaimed",
                 core.id(),
                 frame.elr
@@ -220,7 +220,11 @@ pub fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
     }
     if !crash_reports() {
     } else {
-        crate::println!("process {pid} on core {} ended: {reason} (ELR={:#x})\n{backtrace}", core.id(), frame.elr);
+        beamcore_smp::println!(
+            "process {pid} on core {} ended: {reason} (ELR={:#x})\n{backtrace}",
+            core.id(),
+            frame.elr
+        );
     }
     end_with(&mut core, frame, reason);
     true
@@ -260,13 +264,13 @@ pub fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
     if !crash_reports() {
     } else if unwinding {
         // A destructor panicked during the unwind: no second unwind; what is left is counted.
-        crate::console::write_kernel_line(format_args!(
+        beamcore_smp::console::write_kernel_line(format_args!(
             "process {pid} on core {id} ended: panic while unwinding: {} (what it still held is not \
              reclaimed)\n{backtrace}",
             message.as_str()
         ));
     } else {
-        crate::console::write_kernel_line(format_args!(
+        beamcore_smp::console::write_kernel_line(format_args!(
             "process {pid} on core {id} ended: panic: {}\n{backtrace}",
             message.as_str()
         ));

@@ -9,8 +9,8 @@
 //! never through these re-exports, so that each folder's imports show which floors it stands on.
 //!
 //! It is the scheduler layer of the kernel's stack of crates (docs/layout.md): it stands on the
-//! cores, memory and hardware layers, which it names under the short paths below, and names
-//! nothing above it. The kernel crate builds its [`SchedConfig`] from the bootargs, hands it to
+//! cores, memory and hardware layers, which its files name by their crates (`beamcore_hal::arch`,
+//! `beamcore_mm::heap`, `beamcore_smp`), and names nothing above it. The kernel crate builds its [`SchedConfig`] from the bootargs, hands it to
 //! [`init_global`] at boot, and re-exports this crate to programs as `beamcore::sched`.
 
 #![no_std]
@@ -18,13 +18,6 @@
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 extern crate alloc;
-
-// The layers below, under the paths the scheduler's files use (`crate::arch::...`).
-use beamcore_core_set as core_set;
-use beamcore_hal::{arch, debug, sync, time};
-use beamcore_mm as mm;
-use beamcore_smp as smp;
-use beamcore_smp::{console, core_power, println};
 
 pub use beamcore_deque as deque;
 pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};
@@ -93,7 +86,7 @@ pub use turn::ending::heap_not_reclaimed_bytes;
 #[doc(hidden)]
 pub use turn::ending::set_program_main;
 
-pub use crate::core_set::CoreMask;
+pub use beamcore_core_set::CoreMask;
 pub use placement::{QueueMode, SpawnPlacement};
 pub use priority::Priority;
 pub use record::trace;

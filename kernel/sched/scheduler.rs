@@ -26,7 +26,6 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::cpu;
 use crate::msg::timers;
 use crate::offline;
 use crate::record::stats::{self, add};
@@ -39,11 +38,12 @@ use crate::run::shared_queue;
 use crate::run::wake::drain_inbox;
 use crate::settings;
 use crate::settings::{search_timing, shared_queues, slice_counts};
-use crate::smp;
 use crate::steal::rebalance::rebalance;
 use crate::steal::round::{StealRound, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
 use crate::turn::dispatch::run;
+use beamcore_hal::arch::cpu;
 use beamcore_sched_policy::balance::{Rng, max_searchers, search_pause_counts, search_spent};
+use beamcore_smp as smp;
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
 pub fn init_core_scheduler() {
@@ -73,7 +73,7 @@ pub fn init_core_scheduler() {
         attention::set_own(&core, telemetry, true);
     }
     if trace::init_core_ring(settings::trace_requested()).is_err() {
-        crate::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
+        beamcore_smp::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
     }
 }
 
@@ -165,7 +165,7 @@ fn expire_timeouts(core: &mut OnCore) {
         // The earliest deadline may have moved later: the generic timer stays armed for the
         // old one at worst (one early interrupt), and for a table adopted meanwhile it is
         // armed here.
-        crate::smp::deadline_added(timers::earliest_here());
+        beamcore_smp::deadline_added(timers::earliest_here());
     }
 }
 

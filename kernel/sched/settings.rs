@@ -6,10 +6,10 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
-use crate::arch::cpu;
 use crate::config::SchedConfig;
 use crate::proc::table;
 pub use beamcore_bootargs::{NotCollected, Telemetry};
+use beamcore_hal::arch::cpu;
 use beamcore_sched_policy::balance::{BalanceConfig, REBALANCE_PERIOD_NS, SearchTiming, Strategy, ns_to_counts};
 use beamcore_sched_policy::placement::{QueueMode, SpawnPlacement};
 
@@ -44,7 +44,7 @@ static REBALANCE_PERIOD_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
 // (`set_strategy`); Relaxed throughout.
 
 /// Takes the scheduler's configuration: the boot core, once, before any core schedules.
-pub fn init_global(config: SchedConfig) -> Result<(), crate::mm::heap::OutOfMemory> {
+pub fn init_global(config: SchedConfig) -> Result<(), beamcore_mm::heap::OutOfMemory> {
     let config = CONFIG.call_once(|| config);
     TRACE.store(config.trace, Ordering::Relaxed);
     SHARED_QUEUES.store(config.queues == QueueMode::Shared, Ordering::Relaxed);

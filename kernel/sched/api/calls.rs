@@ -6,9 +6,6 @@
 use alloc::boxed::Box;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::arch::context;
-use crate::arch::cpu;
-use crate::mm::heap;
 use crate::msg::mailbox;
 use crate::msg::signals;
 use crate::proc::process::{
@@ -22,11 +19,14 @@ use crate::run::percore::{OnCore, Pending, scheduler};
 use crate::run::runqueue::movable;
 use crate::run::wake::{admit, make_runnable};
 use crate::settings::spawn_placement;
-use crate::smp;
 use crate::turn::dispatch::{end_unwinding, exit_out, switch_out};
 use crate::turn::unwind::{self, Why, exit_requested};
+use beamcore_hal::arch::context;
+use beamcore_hal::arch::cpu;
+use beamcore_mm::heap;
 use beamcore_sched_policy::balance::place;
 use beamcore_sched_policy::placement::SpawnPlacement;
+use beamcore_smp as smp;
 
 /// Spawns a normal-priority process running `function` on the calling core.
 pub fn spawn<F: FnOnce() + Send + 'static>(function: F) -> Result<Pid, SpawnError> {
@@ -328,7 +328,7 @@ pub fn process_count() -> usize {
 /// translation tables) less the stack pages free slots keep for their next process, plus the
 /// heap in use. The difference across spawning N processes, over N, is what one costs.
 pub fn memory_in_use() -> usize {
-    crate::mm::frames::in_use_bytes().saturating_sub(table::cached_stack_bytes()) + heap::usage().0
+    beamcore_mm::frames::in_use_bytes().saturating_sub(table::cached_stack_bytes()) + heap::usage().0
 }
 
 /// Scheduler counters of `core`.

@@ -6,11 +6,11 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::calls::self_pid;
-use crate::mm::layout::PAGE_BYTES;
 use crate::msg::signals;
 use crate::proc::process::{self, Pid};
 use crate::run::percore::OnCore;
 use crate::run::runqueue::movable;
+use beamcore_mm::layout::PAGE_BYTES;
 use beamcore_sched_policy::priority::Priority;
 
 /// Whether a process waits in `receive` or may run.

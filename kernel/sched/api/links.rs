@@ -4,10 +4,10 @@
 //! exactly once, is `msg/signals.rs`.
 
 use super::calls::{Relation, exit_if_requested, self_pid, spawn_related};
-use crate::mm::heap::OutOfMemory;
 use crate::msg::signals::{self, ExitOutcome, Via, is_live, lock_pair};
 use crate::proc::process::{ExitReason, Pid, SendError, SpawnError, SpawnOptions};
 use crate::run::percore::OnCore;
+use beamcore_mm::heap::OutOfMemory;
 
 /// The caller's pid; these calls are made by processes.
 fn me(call: &str) -> Pid {

@@ -8,14 +8,14 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use beamcore_signal_queue::Mark;
 
 use super::calls::{Relation, self_pid, spawn_related};
-use crate::arch::cpu;
-use crate::mm::heap::OutOfMemory;
-use crate::mm::layout::MAX_CORES;
 use crate::msg::mailbox::push_signal;
 use crate::msg::signals::{self, is_live, lock_pair};
 use crate::proc::process::{ExitReason, Message, Pid, Ref, SpawnError, SpawnOptions};
 use crate::run::percore::OnCore;
 use crate::run::wake::wake_by_message;
+use beamcore_hal::arch::cpu;
+use beamcore_mm::heap::OutOfMemory;
+use beamcore_mm::layout::MAX_CORES;
 
 /// Each core's count of references made, on a cache line of its own.
 #[repr(align(64))]

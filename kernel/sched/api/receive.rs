@@ -11,9 +11,9 @@ use crate::msg::timers;
 use crate::proc::process::{self, Message, Process};
 use crate::record::stats::add;
 use crate::run::percore::{OnCore, Pending};
-use crate::time;
 use crate::turn::dispatch::{end_unwinding, switch_out};
 use crate::turn::unwind::{Why, exit_requested};
+use beamcore_hal::time;
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
 /// runs others or sleeps meanwhile.

@@ -10,9 +10,9 @@ use beamcore_signal_queue::Mark;
 use super::calls::{self_pid, send};
 use super::monitors::{demonitor_flushing_from, make_ref, monitor};
 use super::receive::receive_matching_from;
-use crate::mm::heap::OutOfMemory;
 use crate::proc::process::{self, ExitReason, Message, Pid, Ref, SendError};
-use crate::time;
+use beamcore_hal::time;
+use beamcore_mm::heap::OutOfMemory;
 
 /// A reference for one request's reply and where the caller's queue ended when it was made.
 /// Only the process that made it may wait on it (another's would name a node of the wrong

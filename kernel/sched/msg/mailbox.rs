@@ -15,12 +15,12 @@ use core::sync::atomic::{Ordering, fence};
 
 use beamcore_signal_queue::Pushed;
 
-use crate::mm::heap;
 use crate::proc::node_cache::uncount_allocated;
 use crate::proc::process::{self, Message, Pid, Process, SendError, Shared, Signal, State};
 use crate::record::trace::{self, Event};
 use crate::run::percore::OnCore;
 use crate::run::wake::wake_by_message;
+use beamcore_mm::heap;
 
 /// A node holding `message` for a program's send: from this core's cache of free nodes
 /// (`node_cache`), else from the heap, refused (`None`) if that would cut into the kernel's

@@ -20,10 +20,10 @@ use hashbrown::HashMap;
 
 use super::mailbox;
 use super::signals::{self, lock_live};
-use crate::mm::heap::OutOfMemory;
 use crate::proc::process::{Message, Pid, SendError};
 use crate::run::percore::OnCore;
-use crate::sync::IrqSpinLock;
+use beamcore_hal::sync::IrqSpinLock;
+use beamcore_mm::heap::OutOfMemory;
 
 /// The longest name accepted, in bytes.
 pub const MAX_NAME_BYTES: usize = 255;

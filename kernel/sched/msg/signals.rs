@@ -25,11 +25,11 @@
 use core::sync::atomic::{Ordering, fence};
 
 use super::mailbox::push_signal;
-use crate::mm::heap::{self, OutOfMemory};
 use crate::proc::process::{self, ExitReason, Message, Pid, Process, Ref, Relations, Shared, State};
 use crate::run::percore::OnCore;
 use crate::run::wake::{make_runnable, wake_by_message};
-use crate::sync::IrqSpinLockGuard;
+use beamcore_hal::sync::IrqSpinLockGuard;
+use beamcore_mm::heap::{self, OutOfMemory};
 
 /// A locked control block.
 pub(crate) type Locked = IrqSpinLockGuard<'static, Shared>;

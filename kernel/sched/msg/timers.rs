@@ -20,16 +20,16 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use beamcore_timer_heap::{Handle, TimerHeap};
 
 use super::mailbox;
-use crate::core_set::AtomicCoreSet;
-use crate::mm::layout::MAX_CORES;
 use crate::proc::process::{self, Message, Pid, SendError, Signal};
 use crate::record::trace::{self, Event};
 use crate::run::attention;
 use crate::run::percore::OnCore;
 use crate::run::wake::make_runnable;
-use crate::smp;
-use crate::sync::IrqSpinLock;
-use crate::time;
+use beamcore_core_set::AtomicCoreSet;
+use beamcore_hal::sync::IrqSpinLock;
+use beamcore_hal::time;
+use beamcore_mm::layout::MAX_CORES;
+use beamcore_smp as smp;
 
 /// What a timer does when it fires.
 pub(crate) enum Action {
@@ -181,7 +181,7 @@ pub fn pending_on(core: usize) -> usize {
 /// The earliest deadline among the tables this core serves (`u64::MAX`: none): what its
 /// generic timer is armed for, at the latest.
 pub fn earliest_here() -> u64 {
-    let id = crate::arch::cpu::core_id();
+    let id = beamcore_hal::arch::cpu::core_id();
     let table = &TABLES[id];
     // ORDERING: Relaxed: see `Table::pop_due`.
     let mut earliest = table.earliest.load(Ordering::Relaxed);
@@ -206,7 +206,7 @@ pub(crate) fn any_here(core: &OnCore) -> bool {
 /// timer interrupt's (the interrupted process ran with IRQs open, so it held no `OnCore`).
 /// Each timer is taken under its table's lock and acted on after it.
 pub(crate) fn expire_due(core: &mut OnCore) {
-    let now = crate::arch::cpu::counter();
+    let now = beamcore_hal::arch::cpu::counter();
     let id = core.id();
     expire_table(core, id, now);
     let adopted = TABLES[id].adopted.load();

@@ -4,8 +4,8 @@
 use core::fmt;
 
 use super::POWER_WAIT_US;
-use crate::core_power::PowerError;
-use crate::smp;
+use beamcore_smp as smp;
+use beamcore_smp::core_power::PowerError;
 
 /// Why a core could not be taken offline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,14 +19,14 @@ mod errors;
 
 use core::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
-use crate::arch::cpu;
-use crate::core_power::{self, PowerError};
-use crate::mm::layout::MAX_CORES;
 use crate::run::active::{ACTIVE, MOVED, retarget, substitute};
 use crate::run::attention;
 use crate::run::percore::{self, OnCore};
-use crate::smp::{self, Sgi};
-use crate::time::Deadline;
+use beamcore_hal::arch::cpu;
+use beamcore_hal::time::Deadline;
+use beamcore_mm::layout::MAX_CORES;
+use beamcore_smp::core_power::{self, PowerError};
+use beamcore_smp::{self as smp, Sgi};
 pub use errors::{OfflineError, OnlineError};
 
 const ONLINE: u8 = 0;
@@ -128,7 +128,7 @@ pub fn take_offline(core: usize) -> Result<(), OfflineError> {
         // ORDERING: Relaxed: written before the core's Release store of `ONLINE`, read after
         // our Acquire load of it.
         let code = REFUSED[core].load(Ordering::Relaxed);
-        let error = PowerError::Psci(crate::arch::psci::PsciError::from_return(code));
+        let error = PowerError::Psci(beamcore_hal::arch::psci::PsciError::from_return(code));
         return Err(OfflineError::PsciRefused { core, error });
     }
     smp::note_offline(core);
@@ -227,7 +227,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
     if pending != 0 {
         TIMEOUTS_MOVED.fetch_add(pending as u64, Ordering::Relaxed);
         // Wake it so that it arms its timer for them now (`scheduler::expire_timeouts`).
-        let _ = crate::smp::send_sgi(target, crate::smp::Sgi::Wake);
+        let _ = beamcore_smp::send_sgi(target, beamcore_smp::Sgi::Wake);
     }
     attention::set_own(&core, attention::TIMEOUTS, false);
     // 6. Stop: no interrupt, no tick, nothing runs here until the core rejoins.

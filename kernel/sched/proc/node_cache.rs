@@ -19,7 +19,7 @@ use alloc::boxed::Box;
 use core::ptr;
 
 use super::process::{Message, Signal};
-use crate::mm::heap::TurnCount;
+use beamcore_mm::heap::TurnCount;
 
 /// Free nodes a core keeps at most (a few KiB of heap per core at most).
 const CAPACITY: u32 = 32;

@@ -23,17 +23,17 @@ pub use super::process_types::{
     Affinity, DEFAULT_STACK_BYTES, ExitReason, INLINE_BYTES, InlineValue, Message, Pid, Ref, SendError, SpawnError,
     SpawnOptions, limit,
 };
-use crate::arch::context::Context;
-use crate::arch::exception::TrapFrame;
-use crate::core_set::CoreMaskCell;
-use crate::mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
-use crate::mm::stacks::Stack;
-use crate::sync::IrqSpinLock;
+use beamcore_core_set::CoreMaskCell;
+use beamcore_hal::arch::context::Context;
+use beamcore_hal::arch::exception::TrapFrame;
+use beamcore_hal::sync::IrqSpinLock;
+use beamcore_mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
+use beamcore_mm::stacks::Stack;
 use beamcore_sched_policy::priority::Priority;
 
 /// Most processes alive at once that the process region has room for (the limit in force is
 /// the bootarg `max_processes`, at most this).
-pub use crate::mm::layout::MAX_PROCESSES;
+pub use beamcore_mm::layout::MAX_PROCESSES;
 /// Bytes of one process control block.
 pub const CONTROL_BLOCK_BYTES: usize = core::mem::size_of::<Process>();
 
@@ -205,7 +205,7 @@ impl Process {
     /// Records how much of its stack is mapped (for `process_info`).
     pub(crate) fn note_stack_mapped(&self, bytes: usize) {
         // ORDERING: Relaxed: a figure for a report, written only by the core that owns it.
-        self.stack_mapped_pages.store((bytes / crate::mm::layout::PAGE_BYTES) as u16, Ordering::Relaxed);
+        self.stack_mapped_pages.store((bytes / beamcore_mm::layout::PAGE_BYTES) as u16, Ordering::Relaxed);
     }
 
     /// It is about to block: its registers stay live on this core until `registers_saved`.

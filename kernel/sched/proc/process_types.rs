@@ -8,9 +8,10 @@ use core::fmt;
 use core::mem::{MaybeUninit, align_of, needs_drop, size_of};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::core_set::CoreMask;
-use crate::mm::heap::OutOfMemory;
-use crate::mm::layout::MAX_PROCESSES;
+use beamcore_core_set::CoreMask;
+use beamcore_hal::arch::exception::class_name;
+use beamcore_mm::heap::OutOfMemory;
+use beamcore_mm::layout::MAX_PROCESSES;
 use beamcore_sched_policy::balance::PlaceError;
 use beamcore_sched_policy::priority::Priority;
 
@@ -203,7 +204,7 @@ impl fmt::Display for ExitReason {
             ExitReason::Normal => write!(f, "normal"),
             ExitReason::Exit(code) => write!(f, "exit({code})"),
             ExitReason::Fault { class, address } => {
-                write!(f, "fault: {} at {address:#x}", crate::arch::exception::class_name(u64::from(*class) << 26))
+                write!(f, "fault: {} at {address:#x}", class_name(u64::from(*class) << 26))
             }
             ExitReason::StackOverflow => write!(f, "stack overflow"),
             ExitReason::OutOfMemory => write!(f, "out of memory: no page to grow its stack"),

@@ -11,11 +11,11 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use super::process::{
     CONTROL_BLOCK_BYTES, LIMIT, MAX_PROCESSES, NO_SLOT, Process, SLOTS_MADE, SpawnError, limit, slot,
 };
-use crate::mm::heap::{self, OutOfMemory};
-use crate::mm::layout::{CONTROL_BLOCKS_VA, PAGE_BYTES};
-use crate::mm::stacks;
-use crate::mm::{frames, vmap};
-use crate::sync::IrqSpinLock;
+use beamcore_hal::sync::IrqSpinLock;
+use beamcore_mm::heap::{self, OutOfMemory};
+use beamcore_mm::layout::{CONTROL_BLOCKS_VA, PAGE_BYTES};
+use beamcore_mm::stacks;
+use beamcore_mm::{frames, vmap};
 
 /// Frames a spawn leaves for the stacks of processes already alive to grow into (and for the
 /// kernel to save a preempted process's registers on its stack): 256 KiB, or 1/256 of RAM if

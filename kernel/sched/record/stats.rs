@@ -4,8 +4,8 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::mm::layout::MAX_CORES;
 use crate::settings::{NotCollected, telemetry};
+use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::queue_wait::{
     CountsToUs, LEADING_ZEROS_COUNTS, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index,
 };

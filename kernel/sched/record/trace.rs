@@ -26,9 +26,9 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::arch::cpu;
-use crate::mm::layout::MAX_CORES;
-use crate::{println, smp};
+use beamcore_hal::arch::cpu;
+use beamcore_mm::layout::MAX_CORES;
+use beamcore_smp::{self as smp, println};
 use beamcore_trace_ring::{Entry, Ring};
 
 /// Events each core keeps.
@@ -147,12 +147,12 @@ pub fn enabled() -> bool {
 
 /// Each core, at start-up when `trace=on`: its buffer. Fails (tracing stays off for this
 /// core) if the heap cannot hold it.
-pub(crate) fn init_core_ring(on: bool) -> Result<(), crate::mm::heap::OutOfMemory> {
+pub(crate) fn init_core_ring(on: bool) -> Result<(), beamcore_mm::heap::OutOfMemory> {
     if !on {
         return Ok(());
     }
     let ring = Ring::try_new(EVENTS_PER_CORE)
-        .map_err(|_| crate::mm::heap::OutOfMemory { requested_bytes: EVENTS_PER_CORE * size_of::<Entry>() })?;
+        .map_err(|_| beamcore_mm::heap::OutOfMemory { requested_bytes: EVENTS_PER_CORE * size_of::<Entry>() })?;
     RINGS[cpu::core_id()].call_once(|| ring);
     // Relaxed: only a switch; `record` finds a core's ring through its `Once`, not through this.
     ENABLED.store(true, Ordering::Relaxed);

@@ -8,8 +8,8 @@ use crate::record::stats;
 use crate::record::trace;
 use crate::run::idle::searching;
 use crate::run::percore::scheduler;
-use crate::smp;
 use beamcore_sched_policy::priority::Priority;
+use beamcore_smp as smp;
 
 /// Prints what every core's scheduler holds and the state of live processes.
 pub fn debug_dump() {
@@ -20,7 +20,7 @@ pub fn debug_dump() {
         let stealable = scheduler.queues.stealable();
         let stats = stats::of(core);
         // ORDERING: Relaxed throughout: a diagnostic snapshot.
-        crate::println!(
+        beamcore_smp::println!(
             "watchdog: core {core}: runnable {runnable:?} stealable {stealable:?} inbox {} sleeping {} executed {} \\
              local_pops {} take_oldest retries {} gave up {} steals {} attempts {}",
             scheduler.inbox_len.load(Ordering::Relaxed),
@@ -37,14 +37,14 @@ pub fn debug_dump() {
     for index in 0..process::slots_made() {
         let process = process::slot(index);
         let Some(shared) = process.shared.try_lock_for(1000) else {
-            crate::println!("watchdog: process slot {index}: lock held");
+            beamcore_smp::println!("watchdog: process slot {index}: lock held");
             continue;
         };
         if shared.state == State::Free {
             continue;
         }
         if shown < 24 {
-            crate::println!(
+            beamcore_smp::println!(
                 "watchdog: process <{index}.{}> {} on core {} signals {}",
                 shared.generation,
                 if process.signals.is_waiting() { "Waiting" } else { "Runnable" },
@@ -55,6 +55,6 @@ pub fn debug_dump() {
         }
         shown += 1;
     }
-    crate::println!("watchdog: {shown} live processes, {} cores searching", searching());
+    beamcore_smp::println!("watchdog: {shown} live processes, {} cores searching", searching());
     trace::dump();
 }

@@ -4,14 +4,15 @@
 use alloc::string::String;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::arch::cpu;
-use crate::mm::layout::MAX_CORES;
 use crate::record::stats::{self, CoreStats, Figure, LATENCY_BUCKETS};
 use crate::settings::{NotCollected, balance_config, queue_mode, spawn_placement, telemetry};
 use crate::steal::migrate::max_migrations_seen;
-use crate::{println, smp, time};
+use beamcore_hal::arch::cpu;
+use beamcore_hal::time;
 use beamcore_json_report::JsonObject;
+use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::queue_wait::mean_us;
+use beamcore_smp::{self as smp, println};
 
 fn read(counter: &AtomicU64) -> u64 {
     counter.load(Ordering::Relaxed)

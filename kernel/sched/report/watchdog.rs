@@ -14,13 +14,13 @@
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::dump::debug_dump;
-use crate::arch::cpu;
-use crate::mm::layout::MAX_CORES;
 use crate::proc::process::{self, State};
 use crate::proc::table;
 use crate::record::stats;
 use crate::run::percore::scheduler;
-use crate::smp;
+use beamcore_hal::arch::cpu;
+use beamcore_mm::layout::MAX_CORES;
+use beamcore_smp as smp;
 
 /// Counts without progress that end the run (0: disarmed).
 static PERIOD_COUNTS: AtomicU64 = AtomicU64::new(0);
@@ -40,7 +40,7 @@ pub fn arm_progress_watchdog(seconds: u64) {
         TURNS_SEEN[core].store(stats::of(core).executed.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     NEXT_SAMPLE.store(now, Ordering::Relaxed);
-    PERIOD_COUNTS.store(crate::time::seconds_to_counts(seconds).max(1), Ordering::Relaxed);
+    PERIOD_COUNTS.store(beamcore_hal::time::seconds_to_counts(seconds).max(1), Ordering::Relaxed);
 }
 
 /// Turns the watchdog off (a program about to wait on purpose).
@@ -66,7 +66,7 @@ pub(crate) fn on_tick() {
     // the previous sampler left (this core may have been held up in between, as a vCPU often
     // is), and "now minus a later mark" would wrap to an enormous age: a false "stuck".
     let now = cpu::counter();
-    NEXT_SAMPLE.store(now + crate::time::us_to_counts(100_000), Ordering::Relaxed);
+    NEXT_SAMPLE.store(now + beamcore_hal::time::us_to_counts(100_000), Ordering::Relaxed);
     let verdict = sample(now, period);
     // ORDERING: Release pairs with the Acquire swap above (the next sampler).
     SAMPLING.store(false, Ordering::Release);
@@ -98,7 +98,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
     let seconds = beamcore_counter_time::counts_to_seconds(period, cpu::counter_frequency());
     if !frozen.is_empty() {
         for &core in &frozen {
-            crate::println!(
+            beamcore_smp::println!(
                 "watchdog: core {core} is stuck: {} runnable processes queued, none given a turn for {seconds} s",
                 queued_on(core)
             );
@@ -117,12 +117,12 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         }
         for (core, &count) in waiting.iter().enumerate().take(cores) {
             if count > 0 {
-                crate::println!(
+                beamcore_smp::println!(
                     "watchdog: core {core} is stuck: {count} processes wait for a message that does not come"
                 );
             }
         }
-        crate::println!(
+        beamcore_smp::println!(
             "watchdog: no process ran on any of {cores} cores for {seconds} s while {} processes live",
             table::live_count()
         );

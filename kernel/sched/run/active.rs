@@ -5,11 +5,11 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::runqueue::movable;
-use crate::core_set::{CoreMask, CoreSet};
-use crate::mm::layout::MAX_CORES;
 use crate::proc::process::{self, Process};
-use crate::smp;
+use beamcore_core_set::{CoreMask, CoreSet};
+use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::balance::may_run_on;
+use beamcore_smp as smp;
 
 /// Cores that schedule: they accept new work (spawns, wakes, pushes), may be robbed and are
 /// looked at by the balancer. A leaving core removes itself before it empties its queues.

@@ -11,8 +11,8 @@
 use core::sync::atomic::Ordering;
 
 use super::percore::{OnCore, scheduler};
-use crate::arch::cpu;
 use crate::settings::{Telemetry, rebalance_period_counts};
+use beamcore_hal::arch::cpu;
 
 /// Jobs are queued for the core (`smp::run_on`).
 pub(crate) const JOBS: u32 = 1 << 0;

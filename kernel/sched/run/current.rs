@@ -2,8 +2,8 @@
 //! ask, apart from the dispatch code that changes it.
 
 use super::percore::{OnCore, this_scheduler_checked};
-use crate::arch::cpu;
 use crate::proc::process;
+use beamcore_hal::arch::cpu;
 
 /// The slot of the process running on this core, if any.
 pub(crate) fn current_slot() -> Option<u32> {

@@ -5,11 +5,11 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::arch::cpu;
-use crate::core_set::CoreSet;
 use crate::settings::config;
-use crate::smp::{self, Sgi};
+use beamcore_core_set::CoreSet;
+use beamcore_hal::arch::cpu;
 use beamcore_sched_policy::balance::should_wake_a_thief;
+use beamcore_smp::{self as smp, Sgi};
 
 /// Cores asleep in WFI, so a core that queues stealable work can wake one to take it instead of
 /// leaving it asleep until its tick.

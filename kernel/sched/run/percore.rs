@@ -22,14 +22,14 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use super::idle::SEARCHING;
 use super::runqueue::{RunQueues, SharedQueues};
-use crate::arch::context::Context;
-use crate::arch::cpu::{self, IrqState};
-use crate::mm::heap::{self, TurnCount};
-use crate::mm::layout::MAX_CORES;
 use crate::proc::node_cache::NodeCache;
 use crate::proc::process::ExitReason;
 use crate::record::stats::{self, CoreStats};
-use crate::sync::IrqSpinLock;
+use beamcore_hal::arch::context::Context;
+use beamcore_hal::arch::cpu::{self, IrqState};
+use beamcore_hal::sync::IrqSpinLock;
+use beamcore_mm::heap::{self, TurnCount};
+use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::balance::{AdaptiveState, NEVER, Rng};
 
 /// What the running process asked its scheduler to do once it has switched away.

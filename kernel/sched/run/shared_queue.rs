@@ -22,11 +22,11 @@ use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering, fence};
 
 use super::idle::SLEEPERS;
-use crate::arch::cpu;
 use crate::record::stats::{self, CoreStats, bump};
-use crate::smp::{self, Sgi};
-use crate::sync::{IrqSpinLock, IrqSpinLockGuard};
+use beamcore_hal::arch::cpu;
+use beamcore_hal::sync::{IrqSpinLock, IrqSpinLockGuard};
 use beamcore_sched_policy::priority::LEVELS;
+use beamcore_smp::{self as smp, Sgi};
 
 /// Queued processes at which a push or take wakes a sleeping core: the core that pushes or takes
 /// is awake and will come to one of them itself, so only a second one is work for a sleeper

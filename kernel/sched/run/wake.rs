@@ -15,7 +15,7 @@ use crate::proc::process;
 use crate::record::stats;
 use crate::record::trace::{self, Event};
 use crate::settings::shared_queues;
-use crate::smp::{self, Sgi};
+use beamcore_smp::{self as smp, Sgi};
 
 /// Queues the process in `slot` (already `Runnable`) on its core.
 pub(crate) fn make_runnable(core: &mut OnCore, slot: u32) {

@@ -5,14 +5,14 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use crate::mm::layout::MAX_CORES;
 use crate::proc::process;
 use crate::record::stats::{self, bump};
 use crate::run::percore::{OnCore, scheduler};
 use crate::run::runqueue::movable;
 use crate::run::wake::make_runnable;
-use crate::smp;
+use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::balance::CoreView;
+use beamcore_smp as smp;
 
 /// The most migrations any process has made.
 static MAX_MIGRATIONS_SEEN: AtomicU32 = AtomicU32::new(0);

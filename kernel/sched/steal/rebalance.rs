@@ -5,7 +5,6 @@
 use core::sync::atomic::Ordering;
 
 use super::migrate::{core_views, hand_back, migrate};
-use crate::arch::cpu;
 use crate::proc::process;
 use crate::record::trace::{self, Event};
 use crate::run::active::{self, may_run_here};
@@ -13,9 +12,10 @@ use crate::run::attention;
 use crate::run::percore::{OnCore, scheduler};
 use crate::run::wake::make_runnable;
 use crate::settings::{config, rebalance_period_counts};
-use crate::smp;
 use beamcore_deque::Steal;
+use beamcore_hal::arch::cpu;
 use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance, rebalance_due};
+use beamcore_smp as smp;
 
 /// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
 /// stealable processes from the busiest core straight to the idlest, under the same rules.

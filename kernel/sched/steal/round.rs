@@ -5,18 +5,18 @@
 use core::sync::atomic::Ordering;
 
 use super::migrate::{core_view, core_views, hand_back, migrate};
-use crate::arch::cpu;
 use crate::proc::process;
 use crate::record::stats::{add, bump, latency_bucket};
 use crate::record::trace::{self, Event};
 use crate::run::active::{self, may_run_here};
 use crate::run::percore::{OnCore, scheduler};
 use crate::settings::{config, strategy};
-use crate::smp;
 use beamcore_deque::Steal;
+use beamcore_hal::arch::cpu;
 use beamcore_sched_policy::balance::{
     NEVER, Refusal, VictimPicker, backoff_counts, check_victim, cooldown_ends_at, steal_count, worth_a_thief,
 };
+use beamcore_smp as smp;
 
 /// What an idle core's round of stealing came to.
 pub(crate) enum StealRound {

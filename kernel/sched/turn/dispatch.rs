@@ -14,9 +14,6 @@ use core::sync::atomic::Ordering;
 
 use super::ending::finish;
 use super::unwind::{self, Why, exit_requested, requested_exit};
-use crate::arch::context::{self, Context, Next};
-use crate::arch::cpu;
-use crate::mm::heap::TurnCount;
 use crate::proc::process::{self, ExitReason};
 use crate::record::stats::{bump, record_wait};
 use crate::record::trace::{self, Event};
@@ -24,6 +21,9 @@ use crate::run::attention;
 use crate::run::percore::{OnCore, Pending};
 use crate::run::runqueue::{Accepted, InlinePush};
 use crate::settings::{Telemetry, reductions_per_slice};
+use beamcore_hal::arch::context::{self, Context, Next};
+use beamcore_hal::arch::cpu;
+use beamcore_mm::heap::TurnCount;
 
 /// Runs the process in `slot` (taken from this core's queues) until the core comes back to the
 /// loop, then ends the turn of whichever process ran last (processes may have handed the core

@@ -5,13 +5,13 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::mm::stacks;
 use crate::msg::registry;
 use crate::msg::signals;
 use crate::proc::process::{self, ExitReason, Pid, State};
 use crate::proc::table;
 use crate::record::stats::bump;
 use crate::run::percore::OnCore;
+use beamcore_mm::stacks;
 
 /// Ends a process that no longer runs anywhere (its stack is not in use): wakes nobody twice,
 /// tells its monitors, frees its stack and slot.

@@ -26,10 +26,10 @@ use unwinding::abi::{
 };
 
 use super::cleanup_walk::{self, Finding};
-use crate::arch::cpu;
 use crate::proc::process::{self, ExitReason, Unwinding};
 use crate::record::stats::bump;
 use crate::run::percore::OnCore;
+use beamcore_hal::arch::cpu;
 
 /// How a process's end is carried out once its stack is unwound (the dispatcher's
 /// `exit_out`, passed in so that this module needs nothing above it).
@@ -165,7 +165,7 @@ fn unwind(mut core: OnCore, reason: ExitReason, end: EndProcess) -> OnCore {
     let code = unsafe { _Unwind_ForcedUnwind(ending.cast::<UnwindException>(), stop_at_base, core::ptr::null_mut()) };
     // Only if the unwinder failed before reaching the base (a frame without unwind tables, or
     // one that must not be unwound: an `extern "C"` function of the process's own).
-    crate::println!(
+    beamcore_smp::println!(
         "process on core {} could not unwind (unwinder code {}); ending it where it stands",
         cpu::core_id(),
         code.0

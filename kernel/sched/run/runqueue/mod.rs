@@ -25,12 +25,12 @@ mod slow;
 use alloc::collections::VecDeque;
 use core::sync::atomic::Ordering;
 
-use crate::arch::cpu;
 use crate::proc::process::{self, Process};
 use crate::record::stats::{CoreStats, bump};
 use crate::run::idle::{SLEEPERS, wake_a_thief};
 use crate::settings::{Telemetry, shared_queues, telemetry};
 use beamcore_deque::{NativeAtomics, Steal, WorkQueue};
+use beamcore_hal::arch::cpu;
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
 pub(crate) use counts::SharedQueues;
 pub(crate) use slow::movable;

@@ -9,10 +9,10 @@ use crate::proc::process::{self, Affinity, Process};
 use crate::record::stats::CoreStats;
 use crate::run::shared_queue;
 use crate::settings::{config, shared_queues};
-use crate::smp;
 use beamcore_deque::Steal;
 use beamcore_sched_policy::balance::{may_migrate, pinned};
 use beamcore_sched_policy::priority::{LEVELS, Priority};
+use beamcore_smp as smp;
 
 impl RunQueues {
     /// `take_next` for every case.
@@ -216,7 +216,7 @@ pub(super) fn push_shared(shared: &SharedQueues, slot: u32, priority: Priority) 
 /// migration in the per-core counters. Its migration count, the balancer's budget, stays: no
 /// balancer moves processes in this mode, and every core is equally far from the queue.
 fn adopt(process: &Process, stats: &CoreStats) {
-    let me = crate::arch::cpu::core_id();
+    let me = beamcore_hal::arch::cpu::core_id();
     // ORDERING: Relaxed: the shared queue's lock handed the process over.
     let before = process.core.swap(me, Ordering::Relaxed);
     if before != me {
