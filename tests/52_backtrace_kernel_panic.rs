@@ -9,7 +9,7 @@
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} core::panicking::panic_fmt\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} _52_backtrace_kernel_panic::kernel_inner_function\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} _52_backtrace_kernel_panic::kernel_outer_function\+0x[0-9a-f]+$
-//! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} beamcore::sched::scheduler::run_loop\+0x[0-9a-f]+$
+//! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} beamcore_sched::scheduler::run_loop\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} secondary_core_entry\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^PANIC core 2: deliberate kernel panic two calls deep \(depth 2\) at tests/52_backtrace_kernel_panic\.rs:\d+$
 //! qemu-test: forbid=\(stopped|  #\d+ 0x[0-9a-f]{16} \?$

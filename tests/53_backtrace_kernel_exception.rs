@@ -9,7 +9,7 @@
 //! qemu-test: expect-order=^backtrace:$
 //! qemu-test: expect-order=^  #0 0x[0-9a-f]{16} _53_backtrace_kernel_exception::kernel_faulting_inner\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^  #1 0x[0-9a-f]{16} _53_backtrace_kernel_exception::kernel_faulting_outer\+0x[0-9a-f]+$
-//! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} beamcore::sched::scheduler::run_loop\+0x[0-9a-f]+$
+//! qemu-test: expect-order=^  #\d+ 0x[0-9a-f]{16} beamcore_sched::scheduler::run_loop\+0x[0-9a-f]+$
 //! qemu-test: expect-order=^PANIC core 1: unexpected exception: data abort \(same EL\)$
 //! qemu-test: forbid=\(stopped|  #\d+ 0x[0-9a-f]{16} \?$
 

@@ -6,7 +6,7 @@
 //! qemu-test: configs=a72-smp4
 //! qemu-test: timeout=90
 //! qemu-test: gdb=break 55_gdb_attach::gdb_innermost_call;continue;info threads;bt;kill
-//! qemu-test: expect-order=^Thread 1 hit Breakpoint 1, beamcore::boot::boot_core_entry \(
+//! qemu-test: expect-order=^Thread 1 hit Breakpoint 1, beamcore::kernel_init::boot_core_entry \(
 //! qemu-test: expect-order=^Thread \d+ hit Breakpoint 2, 55_gdb_attach::gdb_innermost_call \(
 //! qemu-test: expect-order=^\s+Id\s+Target Id\s+Frame\s*$
 //! qemu-test: expect-order=^#0  55_gdb_attach::gdb_innermost_call \(
