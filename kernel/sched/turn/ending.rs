@@ -44,7 +44,6 @@ pub(crate) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     // SAFETY: the process has ended and is in no queue; this core owns what is left of it.
     let local = unsafe { process.local() };
     local.entry.clear();
-    local.preempted_frame = None;
     if !local.ended_at_base {
         // Ended where it stood (a fault, a kill it reached no safe point for, a second end
         // while unwinding): what it allocated and did not free is lost; counted.
@@ -55,8 +54,9 @@ pub(crate) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
     if let Some(stack) = local.stack.take() {
         stacks::free(stack);
     }
+    // The migration count and the preempted frame are set afresh by the next spawn into the
+    // slot (`api::calls`); nobody reads them while the slot is free (`process_info` refuses).
     // ORDERING: Relaxed: the slot is ours until `release_slot`, whose lock publishes it.
-    process.migrations.store(0, Ordering::Relaxed);
     process.reductions.store(0, Ordering::Relaxed);
     // Counted before the slot is released: whoever sees the slot free (through the free list's
     // lock) also sees this count, so spawned = completed + alive holds whenever nothing is
