@@ -43,7 +43,7 @@ pub fn hold_current_on_core(hold: bool) {
 fn sample_queue_length() {
     let id = cpu::core_id();
     let runnable: usize = scheduler(id).queues.runnable_by_priority().iter().sum();
-    trace::record(Event::Queue, id, 0, 0, runnable.min(u32::MAX as usize) as u32);
+    trace::core_event(Event::Queue, id, runnable.min(u32::MAX as usize) as u32);
 }
 
 /// Timer interrupt (IRQ context): fires the timers due on this core. Whatever ran with IRQs

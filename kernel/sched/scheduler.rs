@@ -225,9 +225,9 @@ fn sleep(mut core: OnCore) {
             return;
         }
         let fell_asleep = cpu::counter();
-        trace::record(Event::Sleep, id, 0, 0, 0);
+        trace::core_event(Event::Sleep, id, 0);
         cpu::wait_for_interrupt();
-        trace::record(Event::IdleEnd, id, 0, 0, 0);
+        trace::core_event(Event::IdleEnd, id, 0);
         let slept = cpu::counter() - fell_asleep;
         SLEEPERS.remove(id, Ordering::Relaxed);
         add(&core.scheduler().stats.asleep_counts, slept);

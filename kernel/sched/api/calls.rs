@@ -23,6 +23,7 @@ use crate::turn::dispatch::{end_unwinding, exit_out, switch_out};
 use crate::turn::unwind::{self, Why, exit_requested};
 use beamcore_hal::arch::context;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::Slot;
 use beamcore_mm::heap;
 use beamcore_sched_policy::balance::place;
 use beamcore_sched_policy::placement::SpawnPlacement;
@@ -177,8 +178,8 @@ fn start_core() -> usize {
 
 /// First Rust code of every process, called from `context_process_start` on its own stack.
 #[unsafe(no_mangle)]
-extern "C" fn process_entry(slot: u64) -> ! {
-    let process = process::slot(slot as u32);
+extern "C" fn process_entry(slot: Slot) -> ! {
+    let process = process::slot(slot);
     // SAFETY: the process runs on its own core; its entry is taken once (`run` empties it
     // before calling), and nothing else touches it while the process runs.
     let entry: *mut process::Entry = unsafe { &mut process.local().entry };
@@ -226,7 +227,7 @@ pub fn yield_now() {
 /// untrapped exit signal) ran it once more just to end here, at a safe point, by unwinding
 /// (`unwind::ends_unrun`).
 #[inline(always)]
-fn resumed(slot: u32) {
+fn resumed(slot: Slot) {
     if exit_requested(slot) {
         exit_if_requested(OnCore::enter());
     }

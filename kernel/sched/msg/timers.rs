@@ -26,6 +26,7 @@ use crate::run::attention;
 use crate::run::percore::OnCore;
 use crate::run::wake::make_runnable;
 use beamcore_core_set::AtomicCoreSet;
+use beamcore_hal::ids::Slot;
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_hal::time;
 use beamcore_mm::layout::MAX_CORES;
@@ -35,7 +36,7 @@ use beamcore_smp as smp;
 pub(crate) enum Action {
     /// Ends the wait numbered `wait_sequence` of the process in `slot` (a receive's timeout or
     /// a sleep), if it is still that wait.
-    Wake { slot: u32, wait_sequence: u16 },
+    Wake { slot: Slot, wait_sequence: u16 },
     /// Delivers a message (`send_after`); dropped if `to` has ended.
     Send { to: Pid, node: Box<Signal> },
 }
@@ -129,7 +130,7 @@ fn set(core: &mut OnCore, deadline: u64, action: Action) -> Option<TimerRef> {
 
 /// Registers the deadline of a wait of the process in `slot` (a receive with a timeout, a
 /// sleep). `None` when no memory was left for it: the caller then polls instead of blocking.
-pub(crate) fn set_wait_deadline(core: &mut OnCore, slot: u32, deadline: u64, wait_sequence: u16) -> Option<TimerRef> {
+pub(crate) fn set_wait_deadline(core: &mut OnCore, slot: Slot, deadline: u64, wait_sequence: u16) -> Option<TimerRef> {
     set(core, deadline, Action::Wake { slot, wait_sequence })
 }
 

@@ -34,7 +34,7 @@ pub fn debug_dump() {
         );
     }
     let mut shown = 0;
-    for index in 0..process::slots_made() {
+    for index in process::slots_made() {
         let process = process::slot(index);
         let Some(shared) = process.shared.try_lock_for(1000) else {
             beamcore_smp::println!("watchdog: process slot {index}: lock held");

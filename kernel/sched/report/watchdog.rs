@@ -107,7 +107,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
     }
     if now.saturating_sub(latest_progress) > period && table::live_count() > 0 {
         let mut waiting = [0usize; MAX_CORES];
-        for index in 0..process::slots_made() {
+        for index in process::slots_made() {
             let process = process::slot(index);
             let Some(shared) = process.shared.try_lock_for(1000) else { continue };
             if shared.state != State::Free && process.signals.is_waiting() {

@@ -7,6 +7,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::runqueue::movable;
 use crate::proc::process::{self, Process};
 use beamcore_core_set::{CoreMask, CoreSet};
+use beamcore_hal::ids::Slot;
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::balance::may_run_on;
 use beamcore_smp as smp;
@@ -61,7 +62,7 @@ pub(crate) fn join_at_boot(core: usize) {
 /// rebound there: its set becomes that one core (counted). Returns the core it goes to, which
 /// is the process's core from now on. The caller owns the process (it took it from a queue,
 /// or made it `Runnable` under its lock).
-pub(crate) fn retarget(slot: u32, from: usize, to: usize) -> usize {
+pub(crate) fn retarget(slot: Slot, from: usize, to: usize) -> usize {
     let process = process::slot(slot);
     let cores = smp::cores_online().max(1);
     let target = if to != from && may_run_here(process, to) {

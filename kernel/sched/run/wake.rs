@@ -15,22 +15,23 @@ use crate::proc::process;
 use crate::record::stats;
 use crate::record::trace::{self, Event};
 use crate::settings::shared_queues;
+use beamcore_hal::ids::Slot;
 use beamcore_smp::{self as smp, Sgi};
 
 /// Queues the process in `slot` (already `Runnable`) on its core.
-pub(crate) fn make_runnable(core: &mut OnCore, slot: u32) {
+pub(crate) fn make_runnable(core: &mut OnCore, slot: Slot) {
     wake(core, slot, false);
 }
 
 /// Queues the process in `slot`, just made `Runnable` by a message, on its core: into the "run
 /// next" slot when that is this core (it runs once the sender gives the core up), as any
 /// wake otherwise.
-pub(crate) fn wake_by_message(core: &mut OnCore, slot: u32) {
+pub(crate) fn wake_by_message(core: &mut OnCore, slot: Slot) {
     wake(core, slot, true);
 }
 
 #[inline(always)]
-fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
+fn wake(core: &mut OnCore, slot: Slot, by_message: bool) {
     // ORDERING: Relaxed: the process is ours to queue (we made it `Runnable` under its lock, or
     // it is new); its core was last written by whoever owned it, before that lock or queue
     // handed it on.
@@ -58,7 +59,7 @@ fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
 /// (queued here if that is this core). The closed flag is read under the inbox's lock, which the
 /// leaving core holds to set it and drain: a push lands before the drain, or sees it closed.
 #[inline(never)]
-pub(crate) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
+pub(crate) fn deliver(core: &mut OnCore, slot: Slot, mut target: usize) {
     loop {
         let scheduler = scheduler(target);
         {
@@ -132,7 +133,7 @@ pub(crate) fn drain_inbox(core: &mut OnCore) {
 }
 
 /// Queues a newly spawned process (already `Runnable`) on `target`.
-pub(crate) fn admit(core: &mut OnCore, target: usize, slot: u32) {
+pub(crate) fn admit(core: &mut OnCore, target: usize, slot: Slot) {
     // ORDERING: Relaxed: a statistic other cores write too (a spawn on another core).
     stats::of(target).spawned.fetch_add(1, Ordering::Relaxed);
     trace::process_event(Event::Spawn, target, slot, core.id() as u32);

@@ -10,6 +10,7 @@ use crate::record::trace::{self, Event};
 use crate::run::active::{self, may_run_here};
 use crate::run::attention;
 use crate::run::percore::{OnCore, scheduler};
+use crate::run::runqueue::slot_of;
 use crate::run::wake::make_runnable;
 use crate::settings::{config, rebalance_period_counts};
 use beamcore_deque::Steal;
@@ -47,7 +48,7 @@ pub(crate) fn rebalance(core: &mut OnCore) {
         while moved < batch {
             match stealer.steal() {
                 Steal::Success(item) => {
-                    let slot = item as u32;
+                    let slot = slot_of(item);
                     if !may_run_here(process::slot(slot), idlest) {
                         hand_back(core, slot, busiest);
                         continue 'levels;

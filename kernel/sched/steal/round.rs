@@ -10,6 +10,7 @@ use crate::record::stats::{add, bump, latency_bucket};
 use crate::record::trace::{self, Event};
 use crate::run::active::{self, may_run_here};
 use crate::run::percore::{OnCore, scheduler};
+use crate::run::runqueue::slot_of;
 use crate::settings::{config, strategy};
 use beamcore_deque::Steal;
 use beamcore_hal::arch::cpu;
@@ -118,7 +119,7 @@ fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
         while taken < count {
             match stealer.steal() {
                 Steal::Success(item) => {
-                    let slot = item as u32;
+                    let slot = slot_of(item);
                     if !may_run_here(process::slot(slot), thief) {
                         // Not ours to run: back to the victim, and on to the next level (the
                         // next item of this one may be refused too; the next round sees it).
