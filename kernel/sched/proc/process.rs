@@ -13,7 +13,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use beamcore_signal_queue::{Node, SignalQueue};
 
@@ -26,7 +26,7 @@ pub use super::process_types::{
 use beamcore_core_set::CoreMaskCell;
 use beamcore_hal::arch::context::Context;
 use beamcore_hal::arch::exception::TrapFrame;
-use beamcore_hal::ids::Slot;
+use beamcore_hal::ids::{AtomicCoreId, CoreId, Slot};
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
 use beamcore_mm::stacks::Stack;
@@ -166,7 +166,7 @@ pub(crate) struct Process {
     /// rebalancing through `offline::may_run_here`.
     pub allowed: CoreMaskCell,
     /// The core whose queues hold it or that runs it.
-    pub core: AtomicUsize,
+    pub core: AtomicCoreId,
     pub migrations: AtomicU32,
     /// The balancer may move it (`runqueue::movable`, kept up to date by whoever changes what
     /// it depends on: spawn, and each migration): its run queue is then the stealable one.
@@ -311,7 +311,7 @@ impl Process {
             wait_sequence: AtomicU16::new(0),
             priority: AtomicU8::new(Priority::Normal as u8),
             allowed: CoreMaskCell::all(),
-            core: AtomicUsize::new(0),
+            core: AtomicCoreId::new(CoreId::BOOT),
             migrations: AtomicU32::new(0),
             movable: AtomicBool::new(false),
             exit_requested: AtomicBool::new(false),

@@ -27,7 +27,7 @@ use crate::proc::process::ExitReason;
 use crate::record::stats::{self, CoreStats};
 use beamcore_hal::arch::context::Context;
 use beamcore_hal::arch::cpu::{self, IrqState};
-use beamcore_hal::ids::Slot;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_mm::heap::{self, TurnCount};
 use beamcore_mm::layout::MAX_CORES;
@@ -147,7 +147,7 @@ impl CoreScheduler {
             sleeping: AtomicBool::new(false),
             queues: SharedQueues::new(),
             attention: AtomicU32::new(0),
-            stats: stats::of(0),
+            stats: stats::of(CoreId::BOOT),
             heap_turn: heap::turn_count(0),
             #[cfg(debug_assertions)]
             entered: DebugFlag::new(false),
@@ -174,7 +174,7 @@ static SCHEDULERS: [CoreScheduler; MAX_CORES] = {
     let mut all = [const { CoreScheduler::new() }; MAX_CORES];
     let mut core = 0;
     while core < MAX_CORES {
-        all[core].stats = stats::of(core);
+        all[core].stats = stats::of(CoreId::new(core));
         all[core].heap_turn = heap::turn_count(core);
         core += 1;
     }
@@ -182,8 +182,8 @@ static SCHEDULERS: [CoreScheduler; MAX_CORES] = {
 };
 
 /// Core `core`'s scheduler (its shared parts; `CoreLocal` only through `OnCore`).
-pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
-    &SCHEDULERS[core]
+pub(crate) fn scheduler(core: CoreId) -> &'static CoreScheduler {
+    &SCHEDULERS[core.index()]
 }
 
 /// The calling core's scheduler, through TPIDR_EL1 (set by `bind_this_core`, before this core
@@ -264,8 +264,8 @@ impl OnCore {
 
     /// This core's id.
     #[inline(always)]
-    pub fn id(&self) -> usize {
-        cpu::core_id()
+    pub fn id(&self) -> CoreId {
+        CoreId::this()
     }
 
     /// The owner-only state, for as long as this guard is borrowed.

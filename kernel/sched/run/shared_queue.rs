@@ -24,7 +24,7 @@ use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering, fence};
 use super::idle::SLEEPERS;
 use crate::record::stats::{self, CoreStats, bump};
 use beamcore_hal::arch::cpu;
-use beamcore_hal::ids::Slot;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_hal::sync::{IrqSpinLock, IrqSpinLockGuard};
 use beamcore_sched_policy::priority::LEVELS;
 use beamcore_smp::{self as smp, Sgi};
@@ -53,7 +53,7 @@ static QUEUE: SharedRunQueue = SharedRunQueue {
 
 /// The calling core's counters (for the lock counts).
 fn my_stats() -> &'static CoreStats {
-    stats::of(cpu::core_id())
+    stats::of(CoreId::this())
 }
 
 /// Takes the lock, counting the acquisition and whether it had to wait.

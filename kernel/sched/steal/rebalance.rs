@@ -15,6 +15,7 @@ use crate::run::wake::make_runnable;
 use crate::settings::{config, rebalance_period_counts};
 use beamcore_deque::Steal;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance, rebalance_due};
 use beamcore_smp as smp;
 
@@ -42,6 +43,7 @@ pub(crate) fn rebalance(core: &mut OnCore) {
     else {
         return;
     };
+    let (busiest, idlest) = (CoreId::new(busiest), CoreId::new(idlest));
     let Some(stealers) = scheduler(busiest).queues.stealers.get() else { return };
     let mut moved = 0;
     'levels: for stealer in stealers {
@@ -54,7 +56,7 @@ pub(crate) fn rebalance(core: &mut OnCore) {
                         continue 'levels;
                     }
                     migrate(slot, busiest, idlest);
-                    trace::process_event(Event::Migrate, idlest, slot, busiest as u32);
+                    trace::process_event(Event::Migrate, idlest, slot, busiest.index() as u32);
                     make_runnable(core, slot);
                     moved += 1;
                 }

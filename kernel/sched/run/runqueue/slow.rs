@@ -10,7 +10,7 @@ use crate::record::stats::CoreStats;
 use crate::run::shared_queue;
 use crate::settings::{config, shared_queues};
 use beamcore_deque::Steal;
-use beamcore_hal::ids::Slot;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_sched_policy::balance::{may_migrate, pinned};
 use beamcore_sched_policy::priority::{LEVELS, Priority};
 use beamcore_smp as smp;
@@ -217,7 +217,7 @@ pub(super) fn push_shared(shared: &SharedQueues, slot: Slot, priority: Priority)
 /// migration in the per-core counters. Its migration count, the balancer's budget, stays: no
 /// balancer moves processes in this mode, and every core is equally far from the queue.
 fn adopt(process: &Process, stats: &CoreStats) {
-    let me = beamcore_hal::arch::cpu::core_id();
+    let me = CoreId::this();
     // ORDERING: Relaxed: the shared queue's lock handed the process over.
     let before = process.core.swap(me, Ordering::Relaxed);
     if before != me {
