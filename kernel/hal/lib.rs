@@ -16,6 +16,7 @@ pub mod arch;
 pub mod board;
 pub mod debug;
 pub mod drivers;
+pub mod ids;
 pub mod layout;
 pub mod sync;
 pub mod time;

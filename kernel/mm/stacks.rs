@@ -27,6 +27,7 @@ use super::layout::{
 use super::{frames, vmap};
 use crate::error::OutOfMemory;
 use crate::sync::IrqSpinLock;
+use beamcore_hal::ids::Slot;
 
 pub use super::layout::{MAX_STACK_BYTES, MIN_STACK_BYTES};
 
@@ -140,11 +141,11 @@ impl Stack {
 /// A stack of at least `bytes` usable bytes for slot `slot`: in the slot's stretch when it fits
 /// (`top_mapped`: the stretch's top page is mapped already, as a free slot leaves it), else in a
 /// reservation of its own. IRQs masked, kernel stack.
-pub fn allocate(slot: u32, bytes: usize, top_mapped: bool) -> Result<Stack, OutOfMemory> {
+pub fn allocate(slot: Slot, bytes: usize, top_mapped: bool) -> Result<Stack, OutOfMemory> {
     let usable = stack_bytes_for(bytes);
     match big_stack_class(usable) {
         None => {
-            let top = slot_stack_top(slot);
+            let top = slot_stack_top(slot.get());
             if !top_mapped {
                 map_slot_top(slot)?;
             }
@@ -157,8 +158,8 @@ pub fn allocate(slot: u32, bytes: usize, top_mapped: bool) -> Result<Stack, OutO
 
 /// Maps the top page of slot `slot`'s stretch (unmapped), making its tables first if need be.
 /// IRQs masked, kernel stack.
-pub fn map_slot_top(slot: u32) -> Result<(), OutOfMemory> {
-    let top = slot_stack_top(slot);
+pub fn map_slot_top(slot: Slot) -> Result<(), OutOfMemory> {
+    let top = slot_stack_top(slot.get());
     vmap::prepare(top - SLOT_STACK_STRIDE, top)?;
     let frame = frames::allocate()?;
     vmap::map(top - PAGE_BYTES, frame);
@@ -168,8 +169,8 @@ pub fn map_slot_top(slot: u32) -> Result<(), OutOfMemory> {
 
 /// Unmaps the top page of the free slot `slot`'s stretch and returns its frame (for the frame
 /// pool when it has run dry). IRQs masked, kernel stack.
-pub fn unmap_slot_top(slot: u32) -> Option<usize> {
-    let top = slot_stack_top(slot);
+pub fn unmap_slot_top(slot: Slot) -> Option<usize> {
+    let top = slot_stack_top(slot.get());
     let mut taken = None;
     vmap::unmap(top - PAGE_BYTES, top, |frame| taken = Some(frame));
     taken

@@ -19,6 +19,7 @@ use beamcore_hal::arch::context;
 use beamcore_hal::arch::cpu;
 use beamcore_hal::arch::exception::{Syndrome, TrapFrame};
 use beamcore_hal::debug::backtrace::Backtrace;
+use beamcore_hal::ids::CoreId;
 use beamcore_mm::stacks::GrowError;
 use beamcore_smp::console::LineBuffer;
 
@@ -41,9 +42,9 @@ pub fn hold_current_on_core(hold: bool) {
 /// per-core counter tracks). The tick is each core's own, every `slice_us`, asleep or not.
 #[cold]
 fn sample_queue_length() {
-    let id = cpu::core_id();
+    let id = CoreId::this();
     let runnable: usize = scheduler(id).queues.runnable_by_priority().iter().sum();
-    trace::record(Event::Queue, id, 0, 0, runnable.min(u32::MAX as usize) as u32);
+    trace::core_event(Event::Queue, id, runnable.min(u32::MAX as usize) as u32);
 }
 
 /// Timer interrupt (IRQ context): fires the timers due on this core. Whatever ran with IRQs

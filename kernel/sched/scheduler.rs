@@ -42,17 +42,18 @@ use crate::steal::rebalance::rebalance;
 use crate::steal::round::{StealRound, steal_would_succeed, stealable_on, try_steal, work_elsewhere};
 use crate::turn::dispatch::run;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 use beamcore_sched_policy::balance::{Rng, max_searchers, search_pause_counts, search_spent};
 use beamcore_smp as smp;
 
 /// Each core, before its loop: its run queues, its random number generator, its trace buffer.
 pub fn init_core_scheduler() {
     percore::bind_this_core();
-    active::join_at_boot(cpu::core_id());
+    active::join_at_boot(CoreId::this());
     let mut core = OnCore::enter();
     let me = core.scheduler();
     me.inbox.lock().reserve(64);
-    stats::of(cpu::core_id()).init_wait_clock(cpu::counter_frequency());
+    stats::of(CoreId::this()).init_wait_clock(cpu::counter_frequency());
     let local = core.local();
     local.queues.init(&me.queues);
     // Bootarg `seed`: the same choices run after run (under `-icount`), other choices for another
@@ -79,7 +80,7 @@ pub fn init_core_scheduler() {
 
 /// The core's life once online: run processes and queued jobs, else sleep until woken.
 pub fn run_loop() -> ! {
-    let id = cpu::core_id();
+    let id = CoreId::this();
     loop {
         // The scheduler runs with IRQs masked; they are unmasked while a job or a process runs
         // and to take the interrupt that ends a sleep. (Masked before the guard is made, so the
@@ -103,7 +104,7 @@ pub fn run_loop() -> ! {
         }
         drain_inbox(&mut core);
         expire_timeouts(&mut core);
-        if id == 0 {
+        if id == CoreId::BOOT {
             rebalance(&mut core);
         }
         let next = {
@@ -215,21 +216,21 @@ fn sleep(mut core: OnCore) {
         // ORDERING: SeqCst read-modify-write, then the fresh look at the other cores' queues
         // below: work pushed before this point is seen there, or the pusher (which reads
         // `SLEEPERS` after pushing) sees this core asleep and may wake it.
-        SLEEPERS.insert(id, Ordering::SeqCst);
+        SLEEPERS.insert(id.index(), Ordering::SeqCst);
         let work_to_take = if shared_queues() { shared_queue::has_work() } else { steal_would_succeed(&mut core) };
         if work_to_take {
-            SLEEPERS.remove(id, Ordering::Relaxed);
+            SLEEPERS.remove(id.index(), Ordering::Relaxed);
             me.sleeping.store(false, Ordering::Relaxed);
             drop(core);
             cpu::irq_enable();
             return;
         }
         let fell_asleep = cpu::counter();
-        trace::record(Event::Sleep, id, 0, 0, 0);
+        trace::core_event(Event::Sleep, id, 0);
         cpu::wait_for_interrupt();
-        trace::record(Event::IdleEnd, id, 0, 0, 0);
+        trace::core_event(Event::IdleEnd, id, 0);
         let slept = cpu::counter() - fell_asleep;
-        SLEEPERS.remove(id, Ordering::Relaxed);
+        SLEEPERS.remove(id.index(), Ordering::Relaxed);
         add(&core.scheduler().stats.asleep_counts, slept);
         if work_elsewhere(id) {
             add(&core.scheduler().stats.idle_with_work_counts, slept);

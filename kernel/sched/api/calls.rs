@@ -23,6 +23,7 @@ use crate::turn::dispatch::{end_unwinding, exit_out, switch_out};
 use crate::turn::unwind::{self, Why, exit_requested};
 use beamcore_hal::arch::context;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_mm::heap;
 use beamcore_sched_policy::balance::place;
 use beamcore_sched_policy::placement::SpawnPlacement;
@@ -83,7 +84,7 @@ pub(crate) fn spawn_related<F: FnOnce() + Send + 'static>(
     // (under its lock) says it exists, and whoever runs it later gets it through a queue.
     process.priority.store(options.priority as u8, Ordering::Relaxed);
     process.allowed.store(options.allowed);
-    process.core.store(core, Ordering::Relaxed);
+    process.core.store(CoreId::new(core), Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
     process.movable.store(movable(process), Ordering::Relaxed);
     process.exit_requested.store(false, Ordering::Relaxed);
@@ -133,7 +134,7 @@ pub(crate) fn spawn_related<F: FnOnce() + Send + 'static>(
     // ORDERING: Relaxed: a label for traces; whoever runs the process gets it through the
     // queue that hands it over.
     process.generation_hint.store(pid.generation, Ordering::Relaxed);
-    admit(&mut on_core, core, slot);
+    admit(&mut on_core, CoreId::new(core), slot);
     Ok(pid)
 }
 
@@ -177,8 +178,8 @@ fn start_core() -> usize {
 
 /// First Rust code of every process, called from `context_process_start` on its own stack.
 #[unsafe(no_mangle)]
-extern "C" fn process_entry(slot: u64) -> ! {
-    let process = process::slot(slot as u32);
+extern "C" fn process_entry(slot: Slot) -> ! {
+    let process = process::slot(slot);
     // SAFETY: the process runs on its own core; its entry is taken once (`run` empties it
     // before calling), and nothing else touches it while the process runs.
     let entry: *mut process::Entry = unsafe { &mut process.local().entry };
@@ -210,7 +211,7 @@ pub fn self_placement() -> Option<(usize, Option<usize>)> {
         Affinity::Bound(home) => Some(home),
         Affinity::Free | Affinity::Within(_) => None,
     };
-    Some((core.id(), bound))
+    Some((core.id().index(), bound))
 }
 
 /// Ends the calling process's turn; it goes to the back of its run queue.
@@ -226,7 +227,7 @@ pub fn yield_now() {
 /// untrapped exit signal) ran it once more just to end here, at a safe point, by unwinding
 /// (`unwind::ends_unrun`).
 #[inline(always)]
-fn resumed(slot: u32) {
+fn resumed(slot: Slot) {
     if exit_requested(slot) {
         exit_if_requested(OnCore::enter());
     }
@@ -333,7 +334,7 @@ pub fn memory_in_use() -> usize {
 
 /// Scheduler counters of `core`.
 pub fn core_stats(core: usize) -> &'static CoreStats {
-    stats::of(core)
+    stats::of(CoreId::new(core))
 }
 
 /// Where a live process is, where it may go, and how often it has moved.
@@ -348,7 +349,7 @@ pub struct Placement {
 pub fn placement(pid: Pid) -> Option<Placement> {
     let process = lookup(pid)?;
     Some(Placement {
-        core: process.core.load(Ordering::Relaxed),
+        core: process.core.load(Ordering::Relaxed).index(),
         affinity: process.affinity(),
         migrations: process.migrations.load(Ordering::Relaxed),
     })
@@ -357,6 +358,6 @@ pub fn placement(pid: Pid) -> Option<Placement> {
 /// The load of `core`: 4 x max + 3 x high + 2 x normal + 1 x low runnable processes queued
 /// there (kept with per-priority atomic counters, readable from any core without locks).
 pub fn core_load(core: usize) -> u64 {
-    let scheduler = scheduler(core);
+    let scheduler = scheduler(CoreId::new(core));
     beamcore_sched_policy::priority::Priority::ALL.iter().map(|&p| p.load_weight() * scheduler.runnable(p) as u64).sum()
 }

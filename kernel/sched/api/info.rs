@@ -65,7 +65,7 @@ pub fn process_info(pid: Pid) -> Option<ProcessInfo> {
         reductions: process.reductions.load(Ordering::Relaxed),
         stack_bytes_mapped: usize::from(process.stack_mapped_pages.load(Ordering::Relaxed)) * PAGE_BYTES,
         priority: process.priority(),
-        core: process.core.load(Ordering::Relaxed),
+        core: process.core.load(Ordering::Relaxed).index(),
         links: relations.map_or(Vec::new(), |r| r.links.to_vec()),
         monitors: pids(relations.map(|r| &r.watching)),
         monitored_by: pids(relations.map(|r| &r.watchers)),

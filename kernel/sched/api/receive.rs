@@ -13,6 +13,7 @@ use crate::record::stats::add;
 use crate::run::percore::{OnCore, Pending};
 use crate::turn::dispatch::{end_unwinding, switch_out};
 use crate::turn::unwind::{Why, exit_requested};
+use beamcore_hal::ids::Slot;
 use beamcore_hal::time;
 
 /// Waits for the next message (FIFO from any one sender). Blocks the calling process; its core
@@ -81,7 +82,7 @@ enum WaitFor {
 /// whose push reads WAITING, a waker that is not a sender (a timeout, a kill, an exit signal:
 /// `claim_wake`), or the process itself taking its wait back (`cancel_wait`).
 #[inline(always)]
-fn block(mut core: OnCore, slot: u32, process: &Process, deadline: Option<u64>, wait_for: WaitFor) -> Option<OnCore> {
+fn block(mut core: OnCore, slot: Slot, process: &Process, deadline: Option<u64>, wait_for: WaitFor) -> Option<OnCore> {
     // ORDERING: Relaxed: written only by the process itself; a timeout reads it as a hint
     // (at worst a stale timeout wakes a later wait, which `receive` takes as no message).
     let sequence = process.wait_sequence.load(Ordering::Relaxed).wrapping_add(1);

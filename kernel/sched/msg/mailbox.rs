@@ -65,7 +65,7 @@ pub(crate) fn send(core: &mut OnCore, pid: Pid, node: Box<Signal>) -> Result<(),
         if trace::enabled() {
             // ORDERING: Relaxed: for the trace only (`make_runnable` reads it again).
             let target = process.core.load(Ordering::Relaxed);
-            trace::process_event(Event::Wake, target, pid.index, core.id() as u32);
+            trace::process_event(Event::Wake, target, pid.index, core.id().index() as u32);
         }
         wake_by_message(core, pid.index);
     }

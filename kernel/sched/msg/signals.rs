@@ -28,6 +28,7 @@ use super::mailbox::push_signal;
 use crate::proc::process::{self, ExitReason, Message, Pid, Process, Ref, Relations, Shared, State};
 use crate::run::percore::OnCore;
 use crate::run::wake::{make_runnable, wake_by_message};
+use beamcore_hal::ids::Slot;
 use beamcore_hal::sync::IrqSpinLockGuard;
 use beamcore_mm::heap::{self, OutOfMemory};
 
@@ -50,7 +51,7 @@ pub(crate) fn lock_live(pid: Pid) -> Option<(&'static Process, Locked)> {
 /// Locks the slots of `mine` and `theirs` (different slots) in index order, the one order every
 /// caller keeps, so two processes linking each other at once cannot deadlock. IRQs masked.
 /// `None` if `theirs` names a slot never made.
-pub(crate) fn lock_pair(mine: u32, theirs: u32) -> Option<(Locked, Locked)> {
+pub(crate) fn lock_pair(mine: Slot, theirs: Slot) -> Option<(Locked, Locked)> {
     debug_assert_ne!(mine, theirs, "lock_pair takes two different slots");
     let other = process::slot_checked(theirs)?;
     let own = process::slot(mine);

@@ -26,6 +26,7 @@ use crate::run::attention;
 use crate::run::percore::OnCore;
 use crate::run::wake::make_runnable;
 use beamcore_core_set::AtomicCoreSet;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_hal::time;
 use beamcore_mm::layout::MAX_CORES;
@@ -35,7 +36,7 @@ use beamcore_smp as smp;
 pub(crate) enum Action {
     /// Ends the wait numbered `wait_sequence` of the process in `slot` (a receive's timeout or
     /// a sleep), if it is still that wait.
-    Wake { slot: u32, wait_sequence: u16 },
+    Wake { slot: Slot, wait_sequence: u16 },
     /// Delivers a message (`send_after`); dropped if `to` has ended.
     Send { to: Pid, node: Box<Signal> },
 }
@@ -119,17 +120,17 @@ impl Table {
 /// earliest. IRQs are masked (the caller's `OnCore`), so the core cannot change underneath.
 fn set(core: &mut OnCore, deadline: u64, action: Action) -> Option<TimerRef> {
     let id = core.id();
-    let handle = TABLES[id].insert(deadline, action)?;
+    let handle = TABLES[id.index()].insert(deadline, action)?;
     let local = core.local();
     local.timers_due = local.timers_due.min(deadline);
     attention::set_own(core, attention::TIMEOUTS, true);
     smp::deadline_added(deadline);
-    Some(TimerRef { table: id as u16, handle })
+    Some(TimerRef { table: id.index() as u16, handle })
 }
 
 /// Registers the deadline of a wait of the process in `slot` (a receive with a timeout, a
 /// sleep). `None` when no memory was left for it: the caller then polls instead of blocking.
-pub(crate) fn set_wait_deadline(core: &mut OnCore, slot: u32, deadline: u64, wait_sequence: u16) -> Option<TimerRef> {
+pub(crate) fn set_wait_deadline(core: &mut OnCore, slot: Slot, deadline: u64, wait_sequence: u16) -> Option<TimerRef> {
     set(core, deadline, Action::Wake { slot, wait_sequence })
 }
 
@@ -196,7 +197,7 @@ pub fn earliest_here() -> u64 {
 /// Whether any timer is pending in the tables this core serves.
 #[inline]
 pub(crate) fn any_here(core: &OnCore) -> bool {
-    let table = &TABLES[core.id()];
+    let table = &TABLES[core.id().index()];
     // ORDERING: Relaxed: see `Table::pop_due`; a table adopted just now is seen at the latest
     // when the SGI that `offline::leave` sends after adopting brings this core round its loop.
     table.earliest.load(Ordering::Relaxed) != u64::MAX || !table.adopted.is_empty()
@@ -209,21 +210,21 @@ pub(crate) fn expire_due(core: &mut OnCore) {
     let now = beamcore_hal::arch::cpu::counter();
     let id = core.id();
     expire_table(core, id, now);
-    let adopted = TABLES[id].adopted.load();
+    let adopted = TABLES[id.index()].adopted.load();
     if !adopted.is_empty() {
         for other in adopted.iter() {
-            expire_table(core, other, now);
+            expire_table(core, CoreId::new(other), now);
         }
     }
     // ORDERING: Relaxed: only this core inserts into its table (`set`, which sets the bit).
-    let earliest = TABLES[id].earliest.load(Ordering::Relaxed);
+    let earliest = TABLES[id.index()].earliest.load(Ordering::Relaxed);
     core.local().timers_due = if adopted.is_empty() { earliest } else { 0 };
     let any_left = earliest != u64::MAX || !adopted.is_empty();
     attention::set_own(core, attention::TIMEOUTS, any_left);
 }
 
-fn expire_table(core: &mut OnCore, table: usize, now: u64) {
-    while let Some(action) = TABLES[table].pop_due(now) {
+fn expire_table(core: &mut OnCore, owner: CoreId, now: u64) {
+    while let Some(action) = TABLES[owner.index()].pop_due(now) {
         fire(core, action);
     }
 }
@@ -238,7 +239,7 @@ fn fire(core: &mut OnCore, action: Action) {
             // `receive` takes as no message; the claim itself, one read-modify-write of the
             // queue's word, is what makes the wake-up happen once.
             if process.wait_sequence.load(Ordering::Relaxed) == wait_sequence && process.claim_wake() {
-                trace::process_event(Event::Wake, core.id(), slot, core.id() as u32);
+                trace::process_event(Event::Wake, core.id(), slot, core.id().index() as u32);
                 // ORDERING: Relaxed: this core made it `Runnable` by its claim and owns it now.
                 if process.core.load(Ordering::Relaxed) == core.id() {
                     core.enqueue(slot);
@@ -259,21 +260,21 @@ fn fire(core: &mut OnCore, action: Action) {
 
 /// A leaving core's table goes to `target`, which serves it (fires its timers, arms its own
 /// generic timer for them) until this core comes back: returns how many timers were pending.
-pub(crate) fn hand_over(me: usize, target: usize) -> usize {
+pub(crate) fn hand_over(me: CoreId, target: CoreId) -> usize {
     // ORDERING: SeqCst, as every change of a core set another core reads; the target's read
     // (`any_here`, Relaxed) comes after the wake-up SGI the caller sends (`send_sgi` makes a DSB
     // before it), and a target that still missed it sees it at its next loop round (every
     // tick): the table's deadlines may fire a tick late then, never be lost. The timers
     // themselves are read under the table's lock.
-    TABLES[target].adopted.insert(me, Ordering::SeqCst);
-    pending_on(me)
+    TABLES[target.index()].adopted.insert(me.index(), Ordering::SeqCst);
+    pending_on(me.index())
 }
 
 /// A core back online serves its own table again; whoever served it stops.
-pub(crate) fn take_back(me: usize) {
+pub(crate) fn take_back(me: CoreId) {
     for table in TABLES.iter() {
         // ORDERING: SeqCst, as in `hand_over`. A server that still sees the table for a while
         // serves it along with its owner, which is harmless: every pop is under its lock.
-        table.adopted.remove(me, Ordering::SeqCst);
+        table.adopted.remove(me.index(), Ordering::SeqCst);
     }
 }

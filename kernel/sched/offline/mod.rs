@@ -23,6 +23,7 @@ use crate::run::active::{ACTIVE, MOVED, retarget, substitute};
 use crate::run::attention;
 use crate::run::percore::{self, OnCore};
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 use beamcore_hal::time::Deadline;
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_smp::core_power::{self, PowerError};
@@ -120,7 +121,7 @@ pub fn take_offline(core: usize) -> Result<(), OfflineError> {
     REFUSED[core].store(0, Ordering::Relaxed);
     // ORDERING: Release: the leaving core (Acquire in `leave`) sees the request's state.
     STATE[core].store(LEAVING, Ordering::Release);
-    attention::leave_requested(core);
+    attention::leave_requested(CoreId::new(core));
     let _ = smp::send_sgi(core, Sgi::Wake);
     // Bounded by one slice: the tick ends whatever runs there, and the loop then leaves.
     wait_for(|| state(core) != LEAVING, None);
@@ -188,7 +189,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
     //    wake-up of sleepers look at ACTIVE. (Work already on its way is caught below.)
     // ORDERING: SeqCst, as every change of ACTIVE: a core that reads ACTIVE after this sees
     // the core gone; one that read it before reaches the inbox, closed below under its lock.
-    ACTIVE.remove(me, Ordering::SeqCst);
+    ACTIVE.remove(me.index(), Ordering::SeqCst);
     core.local().end_search();
     // 2. Jobs queued before the close run now, as the loop would have run them (IRQs open).
     let jobs = smp::close_jobs();
@@ -227,7 +228,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
     if pending != 0 {
         TIMEOUTS_MOVED.fetch_add(pending as u64, Ordering::Relaxed);
         // Wake it so that it arms its timer for them now (`scheduler::expire_timeouts`).
-        let _ = beamcore_smp::send_sgi(target, beamcore_smp::Sgi::Wake);
+        let _ = beamcore_smp::send_sgi(target.index(), beamcore_smp::Sgi::Wake);
     }
     attention::set_own(&core, attention::TIMEOUTS, false);
     // 6. Stop: no interrupt, no tick, nothing runs here until the core rejoins.
@@ -235,12 +236,12 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
     drop(core);
     let _ = cpu::irq_save();
     // ORDERING: Release: the caller (Acquire in `state`) sees everything above done.
-    STATE[me].store(OFFLINE, Ordering::Release);
+    STATE[me.index()].store(OFFLINE, Ordering::Release);
     if let Err(PowerError::Psci(error)) = core_power::power_down_this_core() {
-        REFUSED[me].store(error.code(), Ordering::Relaxed);
+        REFUSED[me.index()].store(error.code(), Ordering::Relaxed);
     }
     // Released from its park, or the firmware refused: rejoin where we are.
-    if let Err(error) = smp::rejoin_this_core(me) {
+    if let Err(error) = smp::rejoin_this_core(me.index()) {
         panic!("core {me}: cannot rejoin: {error}");
     }
     rejoin_scheduling();
@@ -253,7 +254,7 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
 /// buffer are kept from before (the queues are empty: everything went at the leave).
 pub fn rejoin_scheduling() {
     percore::bind_this_core();
-    let me = cpu::core_id();
+    let me = CoreId::this();
     // Its timers' table is its own again (served by another core while it was away).
     crate::msg::timers::take_back(me);
     {
@@ -265,22 +266,22 @@ pub fn rejoin_scheduling() {
         local.search_rounds = 0;
     }
     // ORDERING: SeqCst, as every change of ACTIVE (see `leave`).
-    ACTIVE.insert(me, Ordering::SeqCst);
+    ACTIVE.insert(me.index(), Ordering::SeqCst);
     // ORDERING: Release: the caller of `bring_online` sees the core ready.
-    STATE[me].store(ONLINE, Ordering::Release);
+    STATE[me.index()].store(ONLINE, Ordering::Release);
 }
 
 /// The active cores, one after another, starting after a given core.
 struct ActiveRoundRobin {
-    last: usize,
+    last: CoreId,
 }
 
 impl ActiveRoundRobin {
-    fn after(core: usize) -> ActiveRoundRobin {
+    fn after(core: CoreId) -> ActiveRoundRobin {
         ActiveRoundRobin { last: core }
     }
 
-    fn next(&mut self) -> usize {
+    fn next(&mut self) -> CoreId {
         self.last = substitute(self.last);
         self.last
     }

@@ -13,7 +13,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use beamcore_signal_queue::{Node, SignalQueue};
 
@@ -26,6 +26,7 @@ pub use super::process_types::{
 use beamcore_core_set::CoreMaskCell;
 use beamcore_hal::arch::context::Context;
 use beamcore_hal::arch::exception::TrapFrame;
+use beamcore_hal::ids::{AtomicCoreId, CoreId, Slot};
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
 use beamcore_mm::stacks::Stack;
@@ -165,7 +166,7 @@ pub(crate) struct Process {
     /// rebalancing through `offline::may_run_here`.
     pub allowed: CoreMaskCell,
     /// The core whose queues hold it or that runs it.
-    pub core: AtomicUsize,
+    pub core: AtomicCoreId,
     pub migrations: AtomicU32,
     /// The balancer may move it (`runqueue::movable`, kept up to date by whoever changes what
     /// it depends on: spawn, and each migration): its run queue is then the stealable one.
@@ -310,7 +311,7 @@ impl Process {
             wait_sequence: AtomicU16::new(0),
             priority: AtomicU8::new(Priority::Normal as u8),
             allowed: CoreMaskCell::all(),
-            core: AtomicUsize::new(0),
+            core: AtomicCoreId::new(CoreId::BOOT),
             migrations: AtomicU32::new(0),
             movable: AtomicBool::new(false),
             exit_requested: AtomicBool::new(false),
@@ -318,7 +319,7 @@ impl Process {
             stack_mapped_pages: AtomicU16::new(0),
             registers_live: AtomicBool::new(false),
             generation_hint: AtomicU32::new(0),
-            free_next: AtomicU32::new(NO_SLOT),
+            free_next: AtomicU32::new(NO_SLOT.get()),
             local: UnsafeCell::new(ProcessLocal {
                 context: Context::ZERO,
                 preempted_frame: None,
@@ -357,29 +358,29 @@ impl Process {
 }
 
 /// No slot (the end of a free list).
-pub(crate) const NO_SLOT: u32 = u32::MAX;
+pub(crate) const NO_SLOT: Slot = Slot::new(u32::MAX);
 /// Slots `[0, SLOTS_MADE)` have a mapped, initialised control block (set with Release after the
 /// slot is made; a reader that sees an index below it with Acquire sees the block).
 pub(crate) static SLOTS_MADE: AtomicU32 = AtomicU32::new(0);
 /// The control block in slot `index`: a slot the scheduler got from `table::allocate` (every index
 /// it holds, in a pid, a queue or a timeout, comes from there).
-pub(crate) fn slot(index: u32) -> &'static Process {
-    debug_assert!(index < SLOTS_MADE.load(Ordering::Relaxed), "slot {index} was never made");
+pub(crate) fn slot(index: Slot) -> &'static Process {
+    debug_assert!(index.get() < SLOTS_MADE.load(Ordering::Relaxed), "slot {index} was never made");
     // SAFETY: slots below `SLOTS_MADE` have an initialised control block at this address in the
     // process region, mapped for good (`table::make_slot`); `Process` is `Sync`.
-    unsafe { &*(CONTROL_BLOCKS_VA as *const Process).add(index as usize) }
+    unsafe { &*(CONTROL_BLOCKS_VA as *const Process).add(index.index()) }
 }
 
 /// The control block in slot `index`, if the slot has ever been made.
-pub(crate) fn slot_checked(index: u32) -> Option<&'static Process> {
+pub(crate) fn slot_checked(index: Slot) -> Option<&'static Process> {
     // ORDERING: Acquire pairs with the Release in `table::make_slot`: the block's initialisation is
     // seen before it is used.
-    (index < SLOTS_MADE.load(Ordering::Acquire)).then(|| slot(index))
+    (index.get() < SLOTS_MADE.load(Ordering::Acquire)).then(|| slot(index))
 }
 
-/// Slots made so far (the indices a pid can have).
-pub(crate) fn slots_made() -> u32 {
-    SLOTS_MADE.load(Ordering::Acquire)
+/// The slots made so far (those a pid can name), for a walk over the whole table.
+pub(crate) fn slots_made() -> impl Iterator<Item = Slot> {
+    (0..SLOTS_MADE.load(Ordering::Acquire)).map(Slot::new)
 }
 
 /// The live process `pid` names, or `None` if it has ended or never existed.

@@ -9,7 +9,7 @@ use core::mem::{MaybeUninit, align_of, needs_drop, size_of};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use beamcore_core_set::CoreMask;
-use beamcore_hal::arch::exception::class_name;
+use beamcore_hal::{arch::exception::class_name, ids::Slot};
 use beamcore_mm::heap::OutOfMemory;
 use beamcore_mm::layout::MAX_PROCESSES;
 use beamcore_sched_policy::balance::PlaceError;
@@ -28,13 +28,13 @@ pub fn limit() -> usize {
 /// A process identifier: a table slot and the generation of its occupant.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Pid {
-    pub(crate) index: u32,
+    pub(crate) index: Slot,
     pub(crate) generation: u32,
 }
 
 impl Pid {
     pub fn index(self) -> u32 {
-        self.index
+        self.index.get()
     }
 
     pub fn generation(self) -> u32 {

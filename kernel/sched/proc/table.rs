@@ -11,6 +11,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use super::process::{
     CONTROL_BLOCK_BYTES, LIMIT, MAX_PROCESSES, NO_SLOT, Process, SLOTS_MADE, SpawnError, limit, slot,
 };
+use beamcore_hal::ids::Slot;
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_mm::heap::{self, OutOfMemory};
 use beamcore_mm::layout::{CONTROL_BLOCKS_VA, PAGE_BYTES};
@@ -34,8 +35,8 @@ static CACHED_STACK_PAGES: AtomicUsize = AtomicUsize::new(0);
 
 struct FreeSlots {
     /// Free slots whose stack stretch has its top page mapped (LIFO), and those without.
-    mapped: u32,
-    unmapped: u32,
+    mapped: Slot,
+    unmapped: Slot,
     mapped_len: usize,
     live: usize,
 }
@@ -44,13 +45,13 @@ static FREE: IrqSpinLock<FreeSlots> =
     IrqSpinLock::new(FreeSlots { mapped: NO_SLOT, unmapped: NO_SLOT, mapped_len: 0, live: 0 });
 
 impl FreeSlots {
-    fn pop(&mut self, mapped: bool) -> Option<u32> {
+    fn pop(&mut self, mapped: bool) -> Option<Slot> {
         let list = if mapped { &mut self.mapped } else { &mut self.unmapped };
         let index = *list;
         if index == NO_SLOT {
             return None;
         }
-        *list = slot(index).free_next.load(Ordering::Relaxed);
+        *list = Slot::new(slot(index).free_next.load(Ordering::Relaxed));
         if mapped {
             self.mapped_len -= 1;
             CACHED_STACK_PAGES.store(self.mapped_len, Ordering::Relaxed);
@@ -58,9 +59,9 @@ impl FreeSlots {
         Some(index)
     }
 
-    fn push(&mut self, mapped: bool, index: u32) {
+    fn push(&mut self, mapped: bool, index: Slot) {
         let list = if mapped { &mut self.mapped } else { &mut self.unmapped };
-        slot(index).free_next.store(*list, Ordering::Relaxed);
+        slot(index).free_next.store(list.get(), Ordering::Relaxed);
         *list = index;
         if mapped {
             self.mapped_len += 1;
@@ -86,7 +87,7 @@ pub(crate) fn init_table(max_processes: usize) -> Result<(), OutOfMemory> {
 /// A slot for a new process, with a stack of `stack_bytes` in its control block (`stack`,
 /// `slot_stack_mapped`). The slot is the caller's; nothing else can reach it until its state
 /// says it is alive. IRQs masked, kernel stack (`context::on_kernel_stack`).
-pub(crate) fn allocate(stack_bytes: usize) -> Result<u32, SpawnError> {
+pub(crate) fn allocate(stack_bytes: usize) -> Result<Slot, SpawnError> {
     let live = heap::live_processes();
     if !heap::within_reserve(0, live + 1) {
         return Err(SpawnError::OutOfMemory(OutOfMemory { requested_bytes: heap::kernel_reserve(live + 1) }));
@@ -115,7 +116,7 @@ pub(crate) fn allocate(stack_bytes: usize) -> Result<u32, SpawnError> {
 
 /// A free slot (reused first, its stack page still mapped; else one whose page was taken back;
 /// else a new one) and whether its stack stretch has its top page mapped.
-fn take_slot() -> Result<(u32, bool), SpawnError> {
+fn take_slot() -> Result<(Slot, bool), SpawnError> {
     {
         // On the kernel stack, IRQs masked (see `allocate`).
         let mut free = FREE.lock_irqs_masked();
@@ -140,7 +141,7 @@ fn take_slot() -> Result<(u32, bool), SpawnError> {
 }
 
 /// Makes the next slot: maps its control block's pages and initialises it.
-fn make_slot() -> Result<u32, SpawnError> {
+fn make_slot() -> Result<Slot, SpawnError> {
     let _making = MAKING.lock();
     let index = SLOTS_MADE.load(Ordering::Relaxed);
     if index as usize >= MAX_PROCESSES {
@@ -163,12 +164,12 @@ fn make_slot() -> Result<u32, SpawnError> {
     // ORDERING: Release: the initialised block is seen by whoever sees the new count (Acquire
     // in `slot_checked`).
     SLOTS_MADE.store(index + 1, Ordering::Release);
-    Ok(index)
+    Ok(Slot::new(index))
 }
 
 /// Puts a slot that was taken but not used back on its list. With IRQs masked: from a failed
 /// `allocate` (kernel stack) or from the scheduler that ends a process.
-fn put_slot(index: u32, top_mapped: bool) {
+fn put_slot(index: Slot, top_mapped: bool) {
     let mut free = FREE.lock_irqs_masked();
     free.push(top_mapped, index);
     free.live -= 1;
@@ -176,7 +177,7 @@ fn put_slot(index: u32, top_mapped: bool) {
 }
 
 /// Returns a slot whose process has ended (its stack freed with `stacks::free`).
-pub(crate) fn release_slot(index: u32) {
+pub(crate) fn release_slot(index: Slot) {
     // SAFETY: the scheduler that ends the process owns its control block (see `finish`).
     let mapped = unsafe { slot(index).local().slot_stack_mapped };
     put_slot(index, mapped);

@@ -5,6 +5,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::settings::{NotCollected, telemetry};
+use beamcore_hal::ids::CoreId;
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::queue_wait::{
     CountsToUs, LEADING_ZEROS_COUNTS, WAIT_BUCKETS, fold_leading_zeros, leading_zeros_index,
@@ -19,8 +20,8 @@ static CORE_STATS: [CoreStats; MAX_CORES] = [const { CoreStats::new() }; MAX_COR
 
 /// The counters of core `core`.
 #[inline(always)]
-pub(crate) const fn of(core: usize) -> &'static CoreStats {
-    &CORE_STATS[core]
+pub(crate) const fn of(core: CoreId) -> &'static CoreStats {
+    &CORE_STATS[core.index()]
 }
 
 /// Per-core counters, readable by any core; each is written only by its own core. A cache line

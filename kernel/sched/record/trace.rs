@@ -27,6 +27,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_smp::{self as smp, println};
 use beamcore_trace_ring::{Entry, Ring};
@@ -102,7 +103,7 @@ const _: () = {
 #[derive(Clone, Copy)]
 struct Record {
     timestamp: u64,
-    slot: u32,
+    slot: Slot,
     generation: u32,
     arg: u32,
     /// The core the event is about (not always the recording core: a wake or a migration).
@@ -114,7 +115,7 @@ impl Record {
     fn encode(&self) -> Entry {
         [
             self.timestamp,
-            u64::from(self.slot) | u64::from(self.generation) << 32,
+            u64::from(self.slot.get()) | u64::from(self.generation) << 32,
             u64::from(self.arg) | u64::from(self.core) << 32 | (self.event as u64) << 40,
         ]
     }
@@ -125,7 +126,7 @@ impl Record {
         let event = *Event::ALL.get((words[2] >> 40) as usize)?;
         Some(Record {
             timestamp: words[0],
-            slot: words[1] as u32,
+            slot: Slot::new(words[1] as u32),
             generation: (words[1] >> 32) as u32,
             arg: words[2] as u32,
             core: (words[2] >> 32) as u8,
@@ -163,19 +164,26 @@ pub(crate) fn init_core_ring(on: bool) -> Result<(), beamcore_mm::heap::OutOfMem
 /// buffer. Call with IRQs masked (scheduler code or an interrupt handler): each ring has one
 /// writer, its own core, never re-entered.
 #[inline]
-pub(crate) fn record(event: Event, core: usize, slot: u32, generation: u32, arg: u32) {
+pub(crate) fn record(event: Event, core: CoreId, slot: Slot, generation: u32, arg: u32) {
     if !enabled() {
         return;
     }
     let Some(ring) = RINGS[cpu::core_id()].get() else { return };
-    let entry = Record { timestamp: cpu::counter(), slot, generation, arg, core: core as u8, event };
+    let entry = Record { timestamp: cpu::counter(), slot, generation, arg, core: core.index() as u8, event };
     ring.record(entry.encode());
+}
+
+/// Records `event` about core `core` itself, no process (slot and generation 0), as [`record`]
+/// does.
+#[inline]
+pub(crate) fn core_event(event: Event, core: CoreId, arg: u32) {
+    record(event, core, Slot::new(0), 0, arg);
 }
 
 /// Records `event` about the process in `slot` (its generation read without its lock), as
 /// [`record`] does.
 #[inline]
-pub(crate) fn process_event(event: Event, core: usize, slot: u32, arg: u32) {
+pub(crate) fn process_event(event: Event, core: CoreId, slot: Slot, arg: u32) {
     if enabled() {
         // ORDERING: Relaxed: a label for the trace; the lock's copy is the truth.
         let generation = crate::proc::process::slot(slot).generation_hint.load(Ordering::Relaxed);

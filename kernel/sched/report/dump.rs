@@ -8,6 +8,7 @@ use crate::record::stats;
 use crate::record::trace;
 use crate::run::idle::searching;
 use crate::run::percore::scheduler;
+use beamcore_hal::ids::CoreId;
 use beamcore_sched_policy::priority::Priority;
 use beamcore_smp as smp;
 
@@ -15,10 +16,10 @@ use beamcore_smp as smp;
 pub fn debug_dump() {
     let cores = smp::cores_online();
     for core in 0..cores {
-        let scheduler = scheduler(core);
+        let scheduler = scheduler(CoreId::new(core));
         let runnable: [usize; 4] = Priority::ALL.map(|p| scheduler.runnable(p));
         let stealable = scheduler.queues.stealable();
-        let stats = stats::of(core);
+        let stats = stats::of(CoreId::new(core));
         // ORDERING: Relaxed throughout: a diagnostic snapshot.
         beamcore_smp::println!(
             "watchdog: core {core}: runnable {runnable:?} stealable {stealable:?} inbox {} sleeping {} executed {} \\
@@ -34,7 +35,7 @@ pub fn debug_dump() {
         );
     }
     let mut shown = 0;
-    for index in 0..process::slots_made() {
+    for index in process::slots_made() {
         let process = process::slot(index);
         let Some(shared) = process.shared.try_lock_for(1000) else {
             beamcore_smp::println!("watchdog: process slot {index}: lock held");

@@ -8,6 +8,7 @@ use crate::record::stats::{self, CoreStats, Figure, LATENCY_BUCKETS};
 use crate::settings::{NotCollected, balance_config, queue_mode, spawn_placement, telemetry};
 use crate::steal::migrate::max_migrations_seen;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 use beamcore_hal::time;
 use beamcore_json_report::JsonObject;
 use beamcore_mm::layout::MAX_CORES;
@@ -20,7 +21,7 @@ fn read(counter: &AtomicU64) -> u64 {
 
 /// Sum of a counter over the online cores.
 pub fn total(field: fn(&CoreStats) -> &AtomicU64) -> u64 {
-    (0..smp::cores_online()).map(|c| read(field(stats::of(c)))).sum()
+    (0..smp::cores_online()).map(|c| read(field(stats::of(CoreId::new(c))))).sum()
 }
 
 /// Prints the per-core table and the `report:` line. `work` gives each core's executed work
@@ -36,7 +37,7 @@ pub fn print_report(
         "core      work  turns  local_pops  attempts  steals  empty  below  cooldown  mig_limit  not_allowed  lost  mig_in  mig_out  asleep_ms"
     );
     for core in 0..cores {
-        let s = stats::of(core);
+        let s = stats::of(CoreId::new(core));
         println!(
             "{core:>4}  {:>8}  {:>5}  {:>10}  {:>8}  {:>6}  {:>5}  {:>5}  {:>8}  {:>9}  {:>11}  {:>4}  {:>6}  {:>7}  {:>9}",
             work(core),
@@ -94,7 +95,7 @@ fn write_json(
     json.uint("offline_timeouts_moved", crate::offline::timeouts_moved())?;
     extra(&mut json)?;
     json.array("per_core", cores, |core, e| {
-        let s = stats::of(core);
+        let s = stats::of(CoreId::new(core));
         e.uint("core", core as u64)?
             .uint("online", u64::from(crate::run::active::core_is_active(core)))?
             .uint("offline_count", smp::core(core).offline_count())?

@@ -19,6 +19,7 @@ use crate::proc::table;
 use crate::record::stats;
 use crate::run::percore::scheduler;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_smp as smp;
 
@@ -37,7 +38,7 @@ pub fn arm_progress_watchdog(seconds: u64) {
     let now = cpu::counter();
     for core in 0..MAX_CORES {
         PROGRESS_AT[core].store(now, Ordering::Relaxed);
-        TURNS_SEEN[core].store(stats::of(core).executed.load(Ordering::Relaxed), Ordering::Relaxed);
+        TURNS_SEEN[core].store(stats::of(CoreId::new(core)).executed.load(Ordering::Relaxed), Ordering::Relaxed);
     }
     NEXT_SAMPLE.store(now, Ordering::Relaxed);
     PERIOD_COUNTS.store(beamcore_hal::time::seconds_to_counts(seconds).max(1), Ordering::Relaxed);
@@ -82,7 +83,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
     let mut frozen = heapless::Vec::<usize, MAX_CORES>::new();
     let mut latest_progress = 0u64;
     for core in 0..cores {
-        let turns = stats::of(core).executed.load(Ordering::Relaxed);
+        let turns = stats::of(CoreId::new(core)).executed.load(Ordering::Relaxed);
         if turns != TURNS_SEEN[core].load(Ordering::Relaxed) {
             TURNS_SEEN[core].store(turns, Ordering::Relaxed);
             PROGRESS_AT[core].store(now, Ordering::Relaxed);
@@ -91,7 +92,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         latest_progress = latest_progress.max(since);
         // Saturating: a mark is never after `now` (see `on_tick`), and if it were, that is
         // progress, not age.
-        if queued_on(core) > 0 && now.saturating_sub(since) > period {
+        if queued_on(CoreId::new(core)) > 0 && now.saturating_sub(since) > period {
             let _ = frozen.push(core);
         }
     }
@@ -100,18 +101,18 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
         for &core in &frozen {
             beamcore_smp::println!(
                 "watchdog: core {core} is stuck: {} runnable processes queued, none given a turn for {seconds} s",
-                queued_on(core)
+                queued_on(CoreId::new(core))
             );
         }
         return Some("a core with runnable processes made no progress");
     }
     if now.saturating_sub(latest_progress) > period && table::live_count() > 0 {
         let mut waiting = [0usize; MAX_CORES];
-        for index in 0..process::slots_made() {
+        for index in process::slots_made() {
             let process = process::slot(index);
             let Some(shared) = process.shared.try_lock_for(1000) else { continue };
             if shared.state != State::Free && process.signals.is_waiting() {
-                let core = process.core.load(Ordering::Relaxed).min(MAX_CORES - 1);
+                let core = process.core.load(Ordering::Relaxed).index().min(MAX_CORES - 1);
                 waiting[core] += 1;
             }
         }
@@ -132,7 +133,7 @@ fn sample(now: u64, period: u64) -> Option<&'static str> {
 }
 
 /// Runnable processes queued on `core` (all priorities).
-fn queued_on(core: usize) -> usize {
+fn queued_on(core: CoreId) -> usize {
     let scheduler = scheduler(core);
     beamcore_sched_policy::priority::Priority::ALL.iter().map(|&p| scheduler.runnable(p)).sum()
 }

@@ -7,6 +7,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::runqueue::movable;
 use crate::proc::process::{self, Process};
 use beamcore_core_set::{CoreMask, CoreSet};
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::balance::may_run_on;
 use beamcore_smp as smp;
@@ -34,8 +35,8 @@ pub(crate) fn active_set() -> CoreMask {
 /// it sends processes to, a leaving core for where its processes go), so that a process never
 /// lands outside its set or on a core that left.
 #[inline]
-pub(crate) fn may_run_here(process: &Process, core: usize) -> bool {
-    may_run_on(&process.allowed.load(), core) && core_is_active(core)
+pub(crate) fn may_run_here(process: &Process, core: CoreId) -> bool {
+    may_run_on(&process.allowed.load(), core.index()) && core_is_active(core.index())
 }
 
 /// Cores scheduling now.
@@ -50,9 +51,9 @@ pub fn offline_moves() -> (u64, u64) {
 }
 
 /// Every core once, at boot: it schedules.
-pub(crate) fn join_at_boot(core: usize) {
+pub(crate) fn join_at_boot(core: CoreId) {
     // ORDERING: SeqCst, as every change of ACTIVE.
-    ACTIVE.insert(core, Ordering::SeqCst);
+    ACTIVE.insert(core.index(), Ordering::SeqCst);
 }
 
 /// The process in `slot`, moved off `from` (leaving or gone), goes to `to` if its allowed cores
@@ -61,19 +62,22 @@ pub(crate) fn join_at_boot(core: usize) {
 /// rebound there: its set becomes that one core (counted). Returns the core it goes to, which
 /// is the process's core from now on. The caller owns the process (it took it from a queue,
 /// or made it `Runnable` under its lock).
-pub(crate) fn retarget(slot: u32, from: usize, to: usize) -> usize {
+pub(crate) fn retarget(slot: Slot, from: CoreId, to: CoreId) -> CoreId {
     let process = process::slot(slot);
     let cores = smp::cores_online().max(1);
     let target = if to != from && may_run_here(process, to) {
         to
     } else {
-        (1..cores).map(|step| (from + step) % cores).find(|&c| may_run_here(process, c)).unwrap_or(to)
+        (1..cores)
+            .map(|step| CoreId::new((from.index() + step) % cores))
+            .find(|&c| may_run_here(process, c))
+            .unwrap_or(to)
     };
     // ORDERING: Relaxed: the process's placement, handed over with the process by the inbox
     // (lock) it goes into next.
     process.core.store(target, Ordering::Relaxed);
-    if !may_run_on(&process.allowed.load(), target) {
-        process.allowed.store(CoreMask::single(target));
+    if !may_run_on(&process.allowed.load(), target.index()) {
+        process.allowed.store(CoreMask::single(target.index()));
         process.movable.store(movable(process), Ordering::Relaxed);
         REBOUND.fetch_add(1, Ordering::Relaxed);
     }
@@ -82,7 +86,8 @@ pub(crate) fn retarget(slot: u32, from: usize, to: usize) -> usize {
 
 /// Where work meant for `core`, which no longer schedules, goes instead: the next active core
 /// after it (core 0 always is).
-pub(crate) fn substitute(core: usize) -> usize {
+pub(crate) fn substitute(core: CoreId) -> CoreId {
     let cores = smp::cores_online().max(1);
-    (1..=cores).map(|step| (core + step) % cores).find(|&c| core_is_active(c)).unwrap_or(0)
+    let next = (1..=cores).map(|step| (core.index() + step) % cores).find(|&c| core_is_active(c));
+    next.map_or(CoreId::BOOT, CoreId::new)
 }

@@ -13,6 +13,7 @@ use core::sync::atomic::Ordering;
 use super::percore::{OnCore, scheduler};
 use crate::settings::{Telemetry, rebalance_period_counts};
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 
 /// Jobs are queued for the core (`smp::run_on`).
 pub(crate) const JOBS: u32 = 1 << 0;
@@ -65,17 +66,17 @@ pub(crate) fn telemetry(core: &OnCore) -> Telemetry {
 pub fn job_queued(core: usize) {
     // ORDERING: Release, paired with the Acquire clear in `take`: an owner that clears the bit
     // after this set sees the job in its queue.
-    scheduler(core).attention.fetch_or(JOBS, Ordering::Release);
+    scheduler(CoreId::new(core)).attention.fetch_or(JOBS, Ordering::Release);
 }
 
 /// Tells `core` a process is in its inbox (after it was pushed there).
-pub(crate) fn inbox_filled(core: usize) {
+pub(crate) fn inbox_filled(core: CoreId) {
     // ORDERING: Release, as in `job_queued`, for the inbox.
     scheduler(core).attention.fetch_or(INBOX, Ordering::Release);
 }
 
 /// Asks `core` to leave at its loop's next top (`offline::leave`).
-pub(crate) fn leave_requested(core: usize) {
+pub(crate) fn leave_requested(core: CoreId) {
     // ORDERING: Release, as in `job_queued`: the owner that clears the bit sees the request.
     scheduler(core).attention.fetch_or(LEAVE, Ordering::Release);
 }

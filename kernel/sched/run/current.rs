@@ -4,9 +4,10 @@
 use super::percore::{OnCore, this_scheduler_checked};
 use crate::proc::process;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::Slot;
 
 /// The slot of the process running on this core, if any.
-pub(crate) fn current_slot() -> Option<u32> {
+pub(crate) fn current_slot() -> Option<Slot> {
     OnCore::enter().local().current
 }
 

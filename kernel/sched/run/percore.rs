@@ -27,6 +27,7 @@ use crate::proc::process::ExitReason;
 use crate::record::stats::{self, CoreStats};
 use beamcore_hal::arch::context::Context;
 use beamcore_hal::arch::cpu::{self, IrqState};
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_mm::heap::{self, TurnCount};
 use beamcore_mm::layout::MAX_CORES;
@@ -53,7 +54,7 @@ pub(crate) enum Pending {
 pub(crate) struct CoreLocal {
     /// The scheduler loop's own context while a process runs.
     pub context: Context,
-    pub current: Option<u32>,
+    pub current: Option<Slot>,
     pub pending: Pending,
     pub queues: RunQueues,
     pub slice_started: u64,
@@ -97,7 +98,7 @@ impl CoreLocal {
 pub(crate) struct CoreScheduler {
     local: UnsafeCell<CoreLocal>,
     /// Processes other cores made runnable here, for the owner to queue.
-    pub(crate) inbox: IrqSpinLock<VecDeque<u32>>,
+    pub(crate) inbox: IrqSpinLock<VecDeque<Slot>>,
     /// Read and written under the inbox's lock: the core has left (or is leaving) and takes
     /// nothing more in its inbox; a waker goes to another core (`wake::deliver`).
     pub(crate) inbox_closed: AtomicBool,
@@ -146,7 +147,7 @@ impl CoreScheduler {
             sleeping: AtomicBool::new(false),
             queues: SharedQueues::new(),
             attention: AtomicU32::new(0),
-            stats: stats::of(0),
+            stats: stats::of(CoreId::BOOT),
             heap_turn: heap::turn_count(0),
             #[cfg(debug_assertions)]
             entered: DebugFlag::new(false),
@@ -156,7 +157,7 @@ impl CoreScheduler {
     /// The process running on this core, read without borrowing `CoreLocal`: for backtraces, which
     /// may be taken on the way down in the middle of scheduler code that holds it, and for a
     /// fault that interrupted such code. Call on the owning core with IRQs masked.
-    pub(crate) fn current_unborrowed(&self) -> Option<u32> {
+    pub(crate) fn current_unborrowed(&self) -> Option<Slot> {
         // SAFETY: a copy of one field read through the raw pointer, no reference made: on the
         // owning core with IRQs masked (caller) nothing else runs on the core meanwhile, and a
         // `&mut CoreLocal` further up this core's stack is not in use during the read.
@@ -173,7 +174,7 @@ static SCHEDULERS: [CoreScheduler; MAX_CORES] = {
     let mut all = [const { CoreScheduler::new() }; MAX_CORES];
     let mut core = 0;
     while core < MAX_CORES {
-        all[core].stats = stats::of(core);
+        all[core].stats = stats::of(CoreId::new(core));
         all[core].heap_turn = heap::turn_count(core);
         core += 1;
     }
@@ -181,8 +182,8 @@ static SCHEDULERS: [CoreScheduler; MAX_CORES] = {
 };
 
 /// Core `core`'s scheduler (its shared parts; `CoreLocal` only through `OnCore`).
-pub(crate) fn scheduler(core: usize) -> &'static CoreScheduler {
-    &SCHEDULERS[core]
+pub(crate) fn scheduler(core: CoreId) -> &'static CoreScheduler {
+    &SCHEDULERS[core.index()]
 }
 
 /// The calling core's scheduler, through TPIDR_EL1 (set by `bind_this_core`, before this core
@@ -263,8 +264,8 @@ impl OnCore {
 
     /// This core's id.
     #[inline(always)]
-    pub fn id(&self) -> usize {
-        cpu::core_id()
+    pub fn id(&self) -> CoreId {
+        CoreId::this()
     }
 
     /// The owner-only state, for as long as this guard is borrowed.
@@ -283,7 +284,7 @@ impl OnCore {
 
     /// Queues a runnable process of this core.
     #[inline]
-    pub fn enqueue(&mut self, slot: u32) {
+    pub fn enqueue(&mut self, slot: Slot) {
         let shared = &self.scheduler.queues;
         self.local().queues.push(shared, slot);
     }
@@ -313,7 +314,7 @@ impl OnCore {
     /// hand the "one guard" check over with it.
     /// Puts a process a message just woke on this core into its "run next" slot.
     #[inline]
-    pub fn enqueue_woken(&mut self, slot: u32) {
+    pub fn enqueue_woken(&mut self, slot: Slot) {
         let shared = &self.scheduler.queues;
         self.local().queues.push_woken(shared, slot);
     }

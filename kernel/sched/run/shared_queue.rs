@@ -24,6 +24,7 @@ use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering, fence};
 use super::idle::SLEEPERS;
 use crate::record::stats::{self, CoreStats, bump};
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_hal::sync::{IrqSpinLock, IrqSpinLockGuard};
 use beamcore_sched_policy::priority::LEVELS;
 use beamcore_smp::{self as smp, Sgi};
@@ -35,7 +36,7 @@ const WAKE_AT: usize = 2;
 
 struct SharedRunQueue {
     /// The processes of each level, oldest first.
-    levels: IrqSpinLock<[VecDeque<u32>; LEVELS]>,
+    levels: IrqSpinLock<[VecDeque<Slot>; LEVELS]>,
     /// Bit per level: its queue is not empty. Written only under the lock, so it is exact
     /// there; read without it as a hint of which level to lock for (a stale bit costs one
     /// empty look under the lock; a missed push is caught by `queued` before a core sleeps).
@@ -52,11 +53,11 @@ static QUEUE: SharedRunQueue = SharedRunQueue {
 
 /// The calling core's counters (for the lock counts).
 fn my_stats() -> &'static CoreStats {
-    stats::of(cpu::core_id())
+    stats::of(CoreId::this())
 }
 
 /// Takes the lock, counting the acquisition and whether it had to wait.
-fn lock() -> IrqSpinLockGuard<'static, [VecDeque<u32>; LEVELS]> {
+fn lock() -> IrqSpinLockGuard<'static, [VecDeque<Slot>; LEVELS]> {
     let (guard, contended) = QUEUE.levels.lock_noting_contention();
     let stats = my_stats();
     bump(&stats.queue_lock_acquisitions);
@@ -67,7 +68,7 @@ fn lock() -> IrqSpinLockGuard<'static, [VecDeque<u32>; LEVELS]> {
 }
 
 /// Queues the process in `slot` (runnable, owned by the caller) at the back of `level`.
-pub(crate) fn push(slot: u32, level: usize) {
+pub(crate) fn push(slot: Slot, level: usize) {
     let queued = {
         let mut levels = lock();
         // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
@@ -93,7 +94,7 @@ pub(crate) fn occupied_levels() -> u8 {
 
 /// The oldest process of `level`, if any; wakes another core when at least `WAKE_AT` stay
 /// queued, so a burst pushed while cores slept spreads without waiting for their ticks.
-pub(crate) fn take(level: usize) -> Option<u32> {
+pub(crate) fn take(level: usize) -> Option<Slot> {
     if occupied_levels() & (1 << level) == 0 {
         return None;
     }

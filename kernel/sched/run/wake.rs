@@ -15,22 +15,23 @@ use crate::proc::process;
 use crate::record::stats;
 use crate::record::trace::{self, Event};
 use crate::settings::shared_queues;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_smp::{self as smp, Sgi};
 
 /// Queues the process in `slot` (already `Runnable`) on its core.
-pub(crate) fn make_runnable(core: &mut OnCore, slot: u32) {
+pub(crate) fn make_runnable(core: &mut OnCore, slot: Slot) {
     wake(core, slot, false);
 }
 
 /// Queues the process in `slot`, just made `Runnable` by a message, on its core: into the "run
 /// next" slot when that is this core (it runs once the sender gives the core up), as any
 /// wake otherwise.
-pub(crate) fn wake_by_message(core: &mut OnCore, slot: u32) {
+pub(crate) fn wake_by_message(core: &mut OnCore, slot: Slot) {
     wake(core, slot, true);
 }
 
 #[inline(always)]
-fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
+fn wake(core: &mut OnCore, slot: Slot, by_message: bool) {
     // ORDERING: Relaxed: the process is ours to queue (we made it `Runnable` under its lock, or
     // it is new); its core was last written by whoever owned it, before that lock or queue
     // handed it on.
@@ -58,7 +59,7 @@ fn wake(core: &mut OnCore, slot: u32, by_message: bool) {
 /// (queued here if that is this core). The closed flag is read under the inbox's lock, which the
 /// leaving core holds to set it and drain: a push lands before the drain, or sees it closed.
 #[inline(never)]
-pub(crate) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
+pub(crate) fn deliver(core: &mut OnCore, slot: Slot, mut target: CoreId) {
     loop {
         let scheduler = scheduler(target);
         {
@@ -85,7 +86,7 @@ pub(crate) fn deliver(core: &mut OnCore, slot: u32, mut target: usize) {
     let scheduler = scheduler(target);
     // ORDERING: SeqCst: the other half of the Dekker pair above.
     if scheduler.sleeping.load(Ordering::SeqCst) {
-        let _ = smp::send_sgi(target, Sgi::Wake);
+        let _ = smp::send_sgi(target.index(), Sgi::Wake);
     }
 }
 
@@ -132,9 +133,9 @@ pub(crate) fn drain_inbox(core: &mut OnCore) {
 }
 
 /// Queues a newly spawned process (already `Runnable`) on `target`.
-pub(crate) fn admit(core: &mut OnCore, target: usize, slot: u32) {
+pub(crate) fn admit(core: &mut OnCore, target: CoreId, slot: Slot) {
     // ORDERING: Relaxed: a statistic other cores write too (a spawn on another core).
     stats::of(target).spawned.fetch_add(1, Ordering::Relaxed);
-    trace::process_event(Event::Spawn, target, slot, core.id() as u32);
+    trace::process_event(Event::Spawn, target, slot, core.id().index() as u32);
     make_runnable(core, slot);
 }

@@ -10,6 +10,7 @@ use crate::record::stats::{self, bump};
 use crate::run::percore::{OnCore, scheduler};
 use crate::run::runqueue::movable;
 use crate::run::wake::make_runnable;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_sched_policy::balance::CoreView;
 use beamcore_smp as smp;
@@ -24,14 +25,14 @@ pub fn max_migrations_seen() -> u32 {
 }
 
 /// What a thief sees of one core.
-pub(super) fn core_view(core: usize) -> CoreView {
+pub(super) fn core_view(core: CoreId) -> CoreView {
     let queues = &scheduler(core).queues;
     let by_priority = queues.runnable_by_priority();
     CoreView {
         load: CoreView::load_of(by_priority),
         stealable: queues.stealable_total(),
         runnable: by_priority.iter().sum(),
-        cluster: (smp::core(core).mpidr() >> 8) & 0xff,
+        cluster: (smp::core(core.index()).mpidr() >> 8) & 0xff,
     }
 }
 
@@ -42,12 +43,12 @@ pub(super) fn core_views(views: &mut heapless::Vec<CoreView, MAX_CORES>, cores: 
     views.clear();
     for core in 0..cores {
         // `cores` is at most MAX_CORES (cores online), the vector's capacity.
-        let _ = views.push(core_view(core));
+        let _ = views.push(core_view(CoreId::new(core)));
     }
 }
 
 /// Moves a process just taken from `victim`'s stealable queue to core `to`.
-pub(super) fn migrate(slot: u32, victim: usize, to: usize) {
+pub(super) fn migrate(slot: Slot, victim: CoreId, to: CoreId) {
     let process = process::slot(slot);
     // ORDERING: Relaxed throughout: counts and the process's placement; the process itself
     // is handed over by the deque's steal (and the queue or inbox it goes into next).
@@ -64,7 +65,7 @@ pub(super) fn migrate(slot: u32, victim: usize, to: usize) {
 /// it goes back to `from` (through its inbox, or straight into the run queue when `from` is
 /// this core), at the back of its level, and the refusal is counted here as `not_allowed`.
 /// Nothing is lost: the process was in no queue only between the take and this.
-pub(super) fn hand_back(core: &mut OnCore, slot: u32, from: usize) {
+pub(super) fn hand_back(core: &mut OnCore, slot: Slot, from: CoreId) {
     let process = process::slot(slot);
     // The inbox's drain (or the enqueue) counts it as queued at `from` again.
     scheduler(from).queues.count_taken_away(process.priority());

@@ -10,10 +10,12 @@ use crate::record::trace::{self, Event};
 use crate::run::active::{self, may_run_here};
 use crate::run::attention;
 use crate::run::percore::{OnCore, scheduler};
+use crate::run::runqueue::slot_of;
 use crate::run::wake::make_runnable;
 use crate::settings::{config, rebalance_period_counts};
 use beamcore_deque::Steal;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance, rebalance_due};
 use beamcore_smp as smp;
 
@@ -41,19 +43,20 @@ pub(crate) fn rebalance(core: &mut OnCore) {
     else {
         return;
     };
+    let (busiest, idlest) = (CoreId::new(busiest), CoreId::new(idlest));
     let Some(stealers) = scheduler(busiest).queues.stealers.get() else { return };
     let mut moved = 0;
     'levels: for stealer in stealers {
         while moved < batch {
             match stealer.steal() {
                 Steal::Success(item) => {
-                    let slot = item as u32;
+                    let slot = slot_of(item);
                     if !may_run_here(process::slot(slot), idlest) {
                         hand_back(core, slot, busiest);
                         continue 'levels;
                     }
                     migrate(slot, busiest, idlest);
-                    trace::process_event(Event::Migrate, idlest, slot, busiest as u32);
+                    trace::process_event(Event::Migrate, idlest, slot, busiest.index() as u32);
                     make_runnable(core, slot);
                     moved += 1;
                 }

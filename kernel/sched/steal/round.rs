@@ -10,9 +10,11 @@ use crate::record::stats::{add, bump, latency_bucket};
 use crate::record::trace::{self, Event};
 use crate::run::active::{self, may_run_here};
 use crate::run::percore::{OnCore, scheduler};
+use crate::run::runqueue::slot_of;
 use crate::settings::{config, strategy};
 use beamcore_deque::Steal;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::CoreId;
 use beamcore_sched_policy::balance::{
     NEVER, Refusal, VictimPicker, backoff_counts, check_victim, cooldown_ends_at, steal_count, worth_a_thief,
 };
@@ -21,7 +23,7 @@ use beamcore_smp as smp;
 /// What an idle core's round of stealing came to.
 pub(crate) enum StealRound {
     /// It took at least one process, from this victim.
-    Took(usize),
+    Took(CoreId),
     /// Nothing taken; a victim with work refused only for its cooldown, which ends at this
     /// counter reading.
     CoolingUntil(u64),
@@ -44,14 +46,20 @@ pub(crate) fn try_steal(core: &mut OnCore) -> StealRound {
     core_views(&mut views, cores);
     let mut victims = {
         let local = core.local();
-        VictimPicker::pick(strategy.effective(&local.adaptive), thief, &views, &mut local.rng, config.retries as usize)
+        VictimPicker::pick(
+            strategy.effective(&local.adaptive),
+            thief.index(),
+            &views,
+            &mut local.rng,
+            config.retries as usize,
+        )
     };
     // A core that left (or is leaving) is no victim: its queues are empty or being emptied by
     // itself, and it may hold nothing anyone waits for.
     victims.retain(|victim| active::core_is_active(*victim));
     // The earliest moment a victim that refused only for its cooldown becomes available.
     let mut cooled_at: Option<u64> = None;
-    for (attempt, &victim) in victims.iter().enumerate() {
+    for (attempt, victim) in victims.iter().map(|&victim| CoreId::new(victim)).enumerate() {
         let pause = backoff_counts(config, attempt as u32, core.local().rng.next_u64());
         let resume_at = cpu::counter() + pause;
         while cpu::counter() < resume_at {
@@ -62,8 +70,8 @@ pub(crate) fn try_steal(core: &mut OnCore) -> StealRound {
         stats.steal_attempts.fetch_add(1, Ordering::Relaxed);
         // Fresh numbers for the chosen victim: the snapshot may be a backoff old.
         let view = core_view(victim);
-        let thief_load = views[thief].load;
-        let last_steal = core.local().last_steal[victim];
+        let thief_load = views[thief.index()].load;
+        let last_steal = core.local().last_steal[victim.index()];
         let outcome = check_victim(config, thief_load, &view, started, last_steal);
         let taken = match outcome {
             Err(refusal) => {
@@ -96,7 +104,7 @@ pub(crate) fn try_steal(core: &mut OnCore) -> StealRound {
                     stats.min_steal_gap.store(gap, Ordering::Relaxed);
                 }
             }
-            core.local().last_steal[victim] = now;
+            core.local().last_steal[victim.index()] = now;
             return StealRound::Took(victim);
         }
     }
@@ -107,7 +115,7 @@ pub(crate) fn try_steal(core: &mut OnCore) -> StealRound {
 }
 
 /// Takes up to `count` processes from `victim`, highest priority level first.
-fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
+fn steal_from(core: &mut OnCore, victim: CoreId, count: usize) -> usize {
     let thief = core.id();
     let stats = core.scheduler().stats;
     let Some(stealers) = scheduler(victim).queues.stealers.get() else { return 0 };
@@ -118,7 +126,7 @@ fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
         while taken < count {
             match stealer.steal() {
                 Steal::Success(item) => {
-                    let slot = item as u32;
+                    let slot = slot_of(item);
                     if !may_run_here(process::slot(slot), thief) {
                         // Not ours to run: back to the victim, and on to the next level (the
                         // next item of this one may be refused too; the next round sees it).
@@ -127,7 +135,7 @@ fn steal_from(core: &mut OnCore, victim: usize, count: usize) -> usize {
                         break;
                     }
                     migrate(slot, victim, thief);
-                    trace::process_event(Event::Steal, thief, slot, victim as u32);
+                    trace::process_event(Event::Steal, thief, slot, victim.index() as u32);
                     core.enqueue(slot);
                     taken += 1;
                 }
@@ -160,19 +168,20 @@ pub(crate) fn steal_would_succeed(core: &mut OnCore) -> bool {
     let now = cpu::counter();
     let last_steal = &core.local().last_steal;
     (0..cores)
-        .filter(|&victim| victim != thief && active::core_is_active(victim))
-        .any(|victim| check_victim(config, views[thief].load, &views[victim], now, last_steal[victim]).is_ok())
+        .filter(|&victim| victim != thief.index() && active::core_is_active(victim))
+        .any(|victim| check_victim(config, views[thief.index()].load, &views[victim], now, last_steal[victim]).is_ok())
 }
 
 /// Does another core hold at least `min_steal` stealable processes?
-pub(crate) fn work_elsewhere(thief: usize) -> bool {
+pub(crate) fn work_elsewhere(thief: CoreId) -> bool {
     let config = &config().balance;
     (0..smp::cores_online())
-        .filter(|&core| core != thief && active::core_is_active(core))
+        .map(CoreId::new)
+        .filter(|&core| core != thief && active::core_is_active(core.index()))
         .any(|core| worth_a_thief(config, scheduler(core).queues.stealable_total()))
 }
 
 /// Stealable processes `victim` still has (to decide whether another thief should come).
-pub(crate) fn stealable_on(victim: usize) -> usize {
+pub(crate) fn stealable_on(victim: CoreId) -> usize {
     scheduler(victim).queues.stealable_total()
 }

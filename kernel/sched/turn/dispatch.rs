@@ -22,13 +22,13 @@ use crate::run::percore::{OnCore, Pending};
 use crate::run::runqueue::{Accepted, InlinePush};
 use crate::settings::{Telemetry, reductions_per_slice};
 use beamcore_hal::arch::context::{self, Context, Next};
-use beamcore_hal::arch::cpu;
+use beamcore_hal::{arch::cpu, ids::Slot};
 use beamcore_mm::heap::TurnCount;
 
 /// Runs the process in `slot` (taken from this core's queues) until the core comes back to the
 /// loop, then ends the turn of whichever process ran last (processes may have handed the core
 /// to each other meanwhile). Scheduler side.
-pub(crate) fn run(core: &mut OnCore, slot: u32) {
+pub(crate) fn run(core: &mut OnCore, slot: Slot) {
     if exit_requested(slot) && unwind::ends_unrun(slot) {
         finish(core, slot, requested_exit(slot));
         return;
@@ -59,7 +59,7 @@ fn next_context(next: &Next) -> Context {
 /// to resume it. `may_trace` false: the caller found tracing off (no trace call to inline).
 /// `telemetry` is a constant where the caller chose its copy by the level (the hand-off).
 #[inline(always)]
-fn begin_turn(core: &mut OnCore, slot: u32, may_trace: bool, telemetry: Telemetry) -> Next {
+fn begin_turn(core: &mut OnCore, slot: Slot, may_trace: bool, telemetry: Telemetry) -> Next {
     // SAFETY: the process is out of every queue: this core owns it.
     let process_local = unsafe { process::slot(slot).local() };
     process_local.reductions = reductions_per_slice();
@@ -87,7 +87,7 @@ fn begin_turn(core: &mut OnCore, slot: u32, may_trace: bool, telemetry: Telemetr
 
 /// Does what the process in `slot`, whose turn just ended (its registers saved), asked for.
 #[inline(never)]
-fn end_turn(core: &mut OnCore, slot: u32, pending: Pending) {
+fn end_turn(core: &mut OnCore, slot: Slot, pending: Pending) {
     let id = core.id();
     let heap_turn = core.scheduler().heap_turn;
     account_heap(heap_turn, slot, attention::telemetry(core));
@@ -237,7 +237,7 @@ fn hand_off(mut core: OnCore, telemetry: Telemetry) -> Next {
 /// (`RunQueues::push_inline`): finishes the push, then picks the next process.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
-extern "C" fn next_turn_after_push(mut core: OnCore, ended: u32, rest: InlinePush) -> Next {
+extern "C" fn next_turn_after_push(mut core: OnCore, ended: Slot, rest: InlinePush) -> Next {
     let shared = &core.scheduler().queues;
     core.local().queues.push_rest(shared, ended, rest);
     next_turn_take(core)
@@ -247,7 +247,7 @@ extern "C" fn next_turn_after_push(mut core: OnCore, ended: u32, rest: InlinePus
 /// low-priority rule decides whether it runs, else the next process.
 #[inline(never)]
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
-extern "C" fn next_turn_low(mut core: OnCore, slot: u32) -> Next {
+extern "C" fn next_turn_low(mut core: OnCore, slot: Slot) -> Next {
     let shared = &core.scheduler().queues;
     let stats = core.scheduler().stats;
     let next = core.local().queues.take_low_or_next(shared, stats, slot);
@@ -278,7 +278,7 @@ fn take_and_begin_turn(mut core: OnCore, telemetry: Telemetry) -> Next {
 /// The turn of `next` taken from this core's queues (ended instead if a kill waits for it), or
 /// the loop when there is none.
 #[inline(always)]
-fn begin_next_turn(mut core: OnCore, next: Option<u32>, telemetry: Telemetry) -> Next {
+fn begin_next_turn(mut core: OnCore, next: Option<Slot>, telemetry: Telemetry) -> Next {
     match next {
         Some(slot) if !exit_requested(slot) => begin_turn(&mut core, slot, true, telemetry),
         Some(slot) => next_turn_after_kill(core, slot),
@@ -359,7 +359,7 @@ fn end_and_begin_turn(mut core: OnCore, telemetry: Telemetry) -> Next {
 /// Adds what the heap grew by on this core during the turn that just ended to the process's
 /// own count (see `ProcessLocal::heap_net_bytes`); nothing below `telemetry=full`.
 #[inline(always)]
-fn account_heap(heap_turn: &TurnCount, slot: u32, telemetry: Telemetry) {
+fn account_heap(heap_turn: &TurnCount, slot: Slot, telemetry: Telemetry) {
     if telemetry != Telemetry::Full {
         return;
     }
@@ -373,7 +373,7 @@ fn account_heap(heap_turn: &TurnCount, slot: u32, telemetry: Telemetry) {
 #[cold]
 #[inline(never)]
 #[allow(improper_ctypes_definitions)] // Rust to Rust only (see `next_turn_from_process`).
-extern "C" fn next_turn_after_kill(mut core: OnCore, mut slot: u32) -> Next {
+extern "C" fn next_turn_after_kill(mut core: OnCore, mut slot: Slot) -> Next {
     loop {
         if !unwind::ends_unrun(slot) {
             let telemetry = attention::telemetry(&core);

@@ -11,11 +11,12 @@ use crate::proc::process::{self, ExitReason, Pid, State};
 use crate::proc::table;
 use crate::record::stats::bump;
 use crate::run::percore::OnCore;
+use beamcore_hal::ids::Slot;
 use beamcore_mm::stacks;
 
 /// Ends a process that no longer runs anywhere (its stack is not in use): wakes nobody twice,
 /// tells its monitors, frees its stack and slot.
-pub(crate) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
+pub(crate) fn finish(core: &mut OnCore, slot: Slot, reason: ExitReason) {
     let process = process::slot(slot);
     let (pid, relations, queued) = {
         // IRQs are masked already (the caller's `OnCore`).
@@ -81,7 +82,7 @@ pub(crate) fn finish(core: &mut OnCore, slot: u32, reason: ExitReason) {
 static PROGRAM_MAIN: AtomicU64 = AtomicU64::new(u64::MAX);
 
 fn pid_word(pid: Pid) -> u64 {
-    u64::from(pid.index) << 32 | u64::from(pid.generation)
+    u64::from(pid.index.get()) << 32 | u64::from(pid.generation)
 }
 
 /// Names the program's main process (the boot code, once).

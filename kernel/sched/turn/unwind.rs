@@ -30,6 +30,7 @@ use crate::proc::process::{self, ExitReason, Unwinding};
 use crate::record::stats::bump;
 use crate::run::percore::OnCore;
 use beamcore_hal::arch::cpu;
+use beamcore_hal::ids::Slot;
 
 /// How a process's end is carried out once its stack is unwound (the dispatcher's
 /// `exit_out`, passed in so that this module needs nothing above it).
@@ -210,7 +211,7 @@ unsafe extern "C" fn stop_at_base(
 
 /// Whether an exit is waiting for the process in `slot` (a kill, or an exit signal it does not
 /// trap): it is ended instead of run, or runs once more to unwind (`unwind::ends_unrun`).
-pub(crate) fn exit_requested(slot: u32) -> bool {
+pub(crate) fn exit_requested(slot: Slot) -> bool {
     // ORDERING: Relaxed: the flag carries no data; it is written under the slot lock (see
     // `kill`), and the reason is read under that lock.
     process::slot(slot).exit_requested.load(Ordering::Relaxed)
@@ -218,7 +219,7 @@ pub(crate) fn exit_requested(slot: u32) -> bool {
 
 /// Why the process in `slot` must end (its flag `exit_requested` is set).
 #[cold]
-pub(crate) fn requested_exit(slot: u32) -> ExitReason {
+pub(crate) fn requested_exit(slot: Slot) -> ExitReason {
     process::slot(slot).shared.lock_irqs_masked().exit_reason()
 }
 
@@ -234,7 +235,7 @@ const UNWINDING_GRACE_TURNS: u8 = 64;
 /// it gets one more slice to reach a safe point (up to [`UNWINDING_GRACE_TURNS`] if it is
 /// unwinding already); preempted again past that, it is ended unrun, and so is a process that
 /// never ran (its closure, which owns all it has, is dropped by `finish`).
-pub(crate) fn ends_unrun(slot: u32) -> bool {
+pub(crate) fn ends_unrun(slot: Slot) -> bool {
     // SAFETY: the process is out of every queue and runs nowhere: this core owns it.
     let local = unsafe { process::slot(slot).local() };
     if local.entry.is_pending() {

@@ -2,6 +2,7 @@
 //! (context.S).
 
 use super::exception::TrapFrame;
+use crate::ids::Slot;
 
 // The trap frame's size reaches the copy loops in context.S from the type itself, so the copy
 // can never disagree with what vectors.S saves (its size is asserted against TrapFrame there).
@@ -57,11 +58,11 @@ impl Context {
     /// # Safety
     /// `[stack_top - SAVED_FRAME_BYTES, stack_top)` is mapped, writable, 16-byte aligned at
     /// `stack_top`, and the new process's own (nothing else uses it until the process runs).
-    pub unsafe fn init_process(&mut self, stack_top: usize, slot: u32) {
+    pub unsafe fn init_process(&mut self, stack_top: usize, slot: Slot) {
         let frame = stack_top - SAVED_FRAME_BYTES;
         // SAFETY: inside the frame, which the caller vouches for; aligned words.
         unsafe {
-            ((frame + SAVED_X19) as *mut u64).write(u64::from(slot));
+            ((frame + SAVED_X19) as *mut u64).write(u64::from(slot.get()));
             ((frame + SAVED_X29) as *mut u64).write(0);
             ((frame + SAVED_X30) as *mut u64).write(context_process_start as *const () as u64);
         }

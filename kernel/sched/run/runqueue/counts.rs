@@ -1,8 +1,10 @@
-//! What every core may read of a core's run queues: the thieves' ends and the runnable counts.
+//! What every core may read of a core's run queues: the thieves' ends and the runnable counts;
+//! and what an item of the queues is.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use beamcore_deque::{NativeAtomics, WorkQueueStealer};
+use beamcore_hal::ids::Slot;
 use beamcore_sched_policy::priority::{LEVELS, Priority};
 
 /// What every core may read of a core's run queues: the thieves' ends and the runnable counts.
@@ -66,4 +68,18 @@ impl SharedQueues {
         // ORDERING: Relaxed: a load figure (see `runnable`).
         counter.store(counter.load(Ordering::Relaxed).wrapping_add_signed(delta), Ordering::Relaxed);
     }
+}
+
+/// The deque's item that carries `slot`. The deque (crates/deque) is a pure crate of plain
+/// `u64` items and knows no slots: this and [`slot_of`] are the one place the run queues, the
+/// owner's takes and the thieves' steals convert, so a slot is a `Slot` everywhere else.
+#[inline(always)]
+pub(crate) fn item(slot: Slot) -> u64 {
+    u64::from(slot.get())
+}
+
+/// The slot an item of the deque carries (one [`item`] made).
+#[inline(always)]
+pub(crate) fn slot_of(item: u64) -> Slot {
+    Slot::new(item as u32)
 }

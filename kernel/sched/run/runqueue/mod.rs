@@ -30,9 +30,9 @@ use crate::record::stats::{CoreStats, bump};
 use crate::run::idle::{SLEEPERS, wake_a_thief};
 use crate::settings::{Telemetry, shared_queues, telemetry};
 use beamcore_deque::{NativeAtomics, Steal, WorkQueue};
-use beamcore_hal::arch::cpu;
+use beamcore_hal::{arch::cpu, ids::Slot};
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
-pub(crate) use counts::SharedQueues;
+pub(crate) use counts::{SharedQueues, item, slot_of};
 pub(crate) use slow::movable;
 use slow::push_shared;
 
@@ -52,7 +52,7 @@ const TAKE_OLDEST_ATTEMPTS: u32 = 4;
 pub const RUN_NEXT_CAP: u32 = 4;
 
 /// No process in the "run next" slot.
-const NONE: u32 = u32::MAX;
+const NONE: Slot = Slot::new(u32::MAX);
 
 /// The owner's side of the run queues (only its core touches it, IRQs masked).
 pub(crate) struct RunQueues {
@@ -60,7 +60,7 @@ pub(crate) struct RunQueues {
     queues: Option<[WorkQueue<NativeAtomics>; LEVELS]>,
     /// Runnable processes that may not move (bound, at the migration limit, protected max):
     /// kept out of the stealable queues so they never stand in a thief's way.
-    private: [VecDeque<u32>; LEVELS],
+    private: [VecDeque<Slot>; LEVELS],
     /// Bit per level: serve the private queue next (alternates with the stealable one).
     private_turn: u8,
     /// Bit per level: it may hold processes. Set by every push; cleared when a take finds the
@@ -70,7 +70,7 @@ pub(crate) struct RunQueues {
     /// A process a message woke on this core (`NONE` if none), and its level: it runs before
     /// the rest of its level, for locality, at most `RUN_NEXT_CAP` times in a row while others
     /// wait there.
-    run_next: u32,
+    run_next: Slot,
     run_next_level: u8,
     run_next_streak: u32,
     /// `telemetry=` counts takes (`local_pops`): what the paths that did not choose their copy
@@ -92,14 +92,14 @@ pub(crate) enum InlinePush {
 /// A process taken from a core's queues and counted as taken.
 pub(crate) enum Accepted {
     /// It runs.
-    Run(u32),
+    Run(Slot),
     /// A low-priority process: the low-priority rule decides whether it runs.
-    Low(u32),
+    Low(Slot),
 }
 
 /// What a take from one level's queues found.
 enum Take {
-    Slot(u32),
+    Slot(Slot),
     Empty,
     /// Items are there but the stealable queue's take gave up (see `TAKE_OLDEST_ATTEMPTS`).
     GaveUp,
@@ -136,7 +136,7 @@ impl RunQueues {
 
     /// Queues a runnable process at the back of its level.
     #[inline(always)]
-    pub(crate) fn push(&mut self, shared: &SharedQueues, slot: u32) {
+    pub(crate) fn push(&mut self, shared: &SharedQueues, slot: Slot) {
         match self.push_inline(shared, slot, Telemetry::Full) {
             InlinePush::Done => {}
             rest => self.push_rest(shared, slot, rest),
@@ -150,7 +150,7 @@ impl RunQueues {
     /// so needs no register saves of its own. The queue-wait stamp only with `telemetry=full`
     /// (elsewhere a stamp is cheaper than a test of the level: those pushes always stamp).
     #[inline(always)]
-    pub(crate) fn push_inline(&mut self, shared: &SharedQueues, slot: u32, telemetry: Telemetry) -> InlinePush {
+    pub(crate) fn push_inline(&mut self, shared: &SharedQueues, slot: Slot, telemetry: Telemetry) -> InlinePush {
         let process = process::slot(slot);
         if telemetry == Telemetry::Full {
             stamp_queued(process);
@@ -162,7 +162,7 @@ impl RunQueues {
         // ORDERING: Relaxed: as in `push_counted`.
         if process.movable.load(Ordering::Relaxed)
             && let Some(queues) = self.queues.as_ref()
-            && queues[level].try_push(u64::from(slot)).is_ok()
+            && queues[level].try_push(item(slot)).is_ok()
         {
             if SLEEPERS.is_empty() {
                 return InlinePush::Done;
@@ -174,7 +174,7 @@ impl RunQueues {
 
     /// Finishes a [`push_inline`](Self::push_inline) that did not say `Done`.
     #[inline(never)]
-    pub(crate) fn push_rest(&mut self, shared: &SharedQueues, slot: u32, rest: InlinePush) {
+    pub(crate) fn push_rest(&mut self, shared: &SharedQueues, slot: Slot, rest: InlinePush) {
         match rest {
             InlinePush::Done => {}
             InlinePush::WakeAThief(level) => {
@@ -189,7 +189,7 @@ impl RunQueues {
     /// Puts a process a message just woke into the "run next" slot; the one there before, if
     /// any, goes to the back of its level (as Go's `runnext` does).
     #[inline]
-    pub(crate) fn push_woken(&mut self, shared: &SharedQueues, slot: u32) {
+    pub(crate) fn push_woken(&mut self, shared: &SharedQueues, slot: Slot) {
         if self.queues.is_none() {
             // `queues=shared`: no run-next slot (its process would run ahead of the shared
             // queue's higher levels); the woken process waits in the shared queue like any other.
@@ -212,7 +212,7 @@ impl RunQueues {
 
     /// Queues a process its core already counts as runnable.
     #[inline(always)]
-    fn push_counted(&mut self, shared: &SharedQueues, slot: u32, priority: Priority) {
+    fn push_counted(&mut self, shared: &SharedQueues, slot: Slot, priority: Priority) {
         let process = process::slot(slot);
         let level = priority.level_index();
         self.occupied |= 1 << level;
@@ -224,7 +224,7 @@ impl RunQueues {
                 return push_shared(shared, slot, priority);
             };
             // Never refused: a full deque spills to the overflow queue (Placement says which).
-            let _placement = queues[level].push(u64::from(slot));
+            let _placement = queues[level].push(item(slot));
             if !SLEEPERS.is_empty() {
                 wake_a_thief(queues[level].len());
             }
@@ -234,7 +234,7 @@ impl RunQueues {
     }
 
     #[inline(never)]
-    fn push_private(&mut self, level: usize, slot: u32) {
+    fn push_private(&mut self, level: usize, slot: Slot) {
         // Grows if needed; an allocation failure here is a kernel panic, never a lost process.
         self.private[level].push_back(slot);
     }
@@ -247,7 +247,7 @@ impl RunQueues {
     /// whose private queue is empty; everything else (a low-priority process, an empty level, a
     /// lost race, the cap reached) in `take_next_slow`, which gives the same answer.
     #[inline(always)]
-    pub(crate) fn take_next(&mut self, shared: &SharedQueues, stats: &CoreStats, telemetry: Telemetry) -> Option<u32> {
+    pub(crate) fn take_next(&mut self, shared: &SharedQueues, stats: &CoreStats, telemetry: Telemetry) -> Option<Slot> {
         match self.take_next_inline(shared, stats, telemetry) {
             Some(Accepted::Run(slot)) => Some(slot),
             Some(Accepted::Low(slot)) => self.take_low_or_next(shared, stats, slot),
@@ -304,7 +304,7 @@ impl RunQueues {
     /// run, else (it went to the back of its level) the next process as `take_next_slow` finds.
     #[cold]
     #[inline(never)]
-    pub(crate) fn take_low_or_next(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Option<u32> {
+    pub(crate) fn take_low_or_next(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: Slot) -> Option<Slot> {
         if self.low_may_run(shared, slot) {
             self.count_take(stats);
             return Some(slot);
@@ -315,7 +315,7 @@ impl RunQueues {
     /// Counts a process taken from this core's queues as no longer queued and applies the
     /// low-priority rule: `None` when it was passed over (and queued again at the back).
     #[inline(always)]
-    fn accept(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32) -> Option<u32> {
+    fn accept(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: Slot) -> Option<Slot> {
         match self.accept_counted(shared, stats, slot, self.count_takes) {
             Accepted::Run(slot) => Some(slot),
             Accepted::Low(slot) if self.low_may_run(shared, slot) => {
@@ -329,7 +329,7 @@ impl RunQueues {
     /// Counts a process taken from this core's queues as no longer queued; a low-priority one
     /// is left for the low-priority rule. `count_take`: `local_pops` counts it (`telemetry=`).
     #[inline(always)]
-    fn accept_counted(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: u32, count_take: bool) -> Accepted {
+    fn accept_counted(&mut self, shared: &SharedQueues, stats: &CoreStats, slot: Slot, count_take: bool) -> Accepted {
         let priority = process::slot(slot).priority();
         shared.count(priority, -1);
         if priority == Priority::Low {
@@ -352,7 +352,7 @@ impl RunQueues {
     /// queued again).
     #[cold]
     #[inline(never)]
-    fn low_may_run(&mut self, shared: &SharedQueues, slot: u32) -> bool {
+    fn low_may_run(&mut self, shared: &SharedQueues, slot: Slot) -> bool {
         let process = process::slot(slot);
         // SAFETY: the process is in none of the queues now; this core owns it.
         let passes = unsafe { &mut process.local().low_passes };
@@ -387,7 +387,7 @@ fn stamp_queued(process: &Process) {
 fn take_oldest(stats: &CoreStats, mut take: impl FnMut() -> Steal) -> Take {
     for _ in 0..TAKE_OLDEST_ATTEMPTS {
         match take() {
-            Steal::Success(item) => return Take::Slot(item as u32),
+            Steal::Success(item) => return Take::Slot(slot_of(item)),
             Steal::Empty => return Take::Empty,
             // A thief took the top item first, or the store-exclusive kept failing: look again.
             Steal::Retry => bump(&stats.take_oldest_retries),

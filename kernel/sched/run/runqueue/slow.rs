@@ -4,12 +4,13 @@
 
 use core::sync::atomic::Ordering;
 
-use super::{NONE, RUN_NEXT_CAP, RunQueues, SharedQueues, Take, take_oldest};
+use super::{NONE, RUN_NEXT_CAP, RunQueues, SharedQueues, Take, slot_of, take_oldest};
 use crate::proc::process::{self, Affinity, Process};
 use crate::record::stats::CoreStats;
 use crate::run::shared_queue;
 use crate::settings::{config, shared_queues};
 use beamcore_deque::Steal;
+use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_sched_policy::balance::{may_migrate, pinned};
 use beamcore_sched_policy::priority::{LEVELS, Priority};
 use beamcore_smp as smp;
@@ -18,7 +19,7 @@ impl RunQueues {
     /// `take_next` for every case.
     #[cold]
     #[inline(never)]
-    pub(super) fn take_next_slow(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
+    pub(super) fn take_next_slow(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<Slot> {
         if self.queues.is_none() {
             return self.take_next_shared(shared, stats);
         }
@@ -62,7 +63,7 @@ impl RunQueues {
     /// The "run next" process if it is at `level` and has not had its `RUN_NEXT_CAP` turns in a
     /// row while others wait there; when it has, it goes to the back of the level instead.
     #[inline]
-    fn take_run_next(&mut self, shared: &SharedQueues, level: usize) -> Option<u32> {
+    fn take_run_next(&mut self, shared: &SharedQueues, level: usize) -> Option<Slot> {
         let slot = self.run_next;
         if slot == NONE || usize::from(self.run_next_level) != level {
             return None;
@@ -84,7 +85,7 @@ impl RunQueues {
     /// `take_from_queues` does, the low-priority rule applied as everywhere.
     #[cold]
     #[inline(never)]
-    fn take_next_shared(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<u32> {
+    fn take_next_shared(&mut self, shared: &SharedQueues, stats: &CoreStats) -> Option<Slot> {
         loop {
             let levels = self.occupied | shared_queue::occupied_levels();
             if levels == 0 {
@@ -171,13 +172,13 @@ impl RunQueues {
     /// `None` once every queue is empty (thieves may take some meanwhile: each item is taken
     /// once, by one of us). Nobody else pushes here (the owner is the only pusher, and its
     /// inbox is closed), so the loop ends.
-    pub(crate) fn take_any(&mut self, shared: &SharedQueues) -> Option<u32> {
+    pub(crate) fn take_any(&mut self, shared: &SharedQueues) -> Option<Slot> {
         let slot = self.take_any_uncounted()?;
         shared.count(process::slot(slot).priority(), -1);
         Some(slot)
     }
 
-    fn take_any_uncounted(&mut self) -> Option<u32> {
+    fn take_any_uncounted(&mut self) -> Option<Slot> {
         if self.run_next != NONE {
             self.run_next_streak = 0;
             return Some(core::mem::replace(&mut self.run_next, NONE));
@@ -189,7 +190,7 @@ impl RunQueues {
             let Some(queues) = self.queues.as_ref() else { continue };
             loop {
                 match queues[level].take_oldest() {
-                    Steal::Success(item) => return Some(item as u32),
+                    Steal::Success(item) => return Some(slot_of(item)),
                     Steal::Empty => break,
                     // A thief took the top item, or a store-exclusive failed: look again.
                     Steal::Retry => {}
@@ -206,7 +207,7 @@ impl RunQueues {
 /// per-core mode's push carries none of it.
 #[cold]
 #[inline(never)]
-pub(super) fn push_shared(shared: &SharedQueues, slot: u32, priority: Priority) {
+pub(super) fn push_shared(shared: &SharedQueues, slot: Slot, priority: Priority) {
     shared.count(priority, -1);
     shared_queue::push(slot, priority.level() as usize);
 }
@@ -216,7 +217,7 @@ pub(super) fn push_shared(shared: &SharedQueues, slot: u32, priority: Priority) 
 /// migration in the per-core counters. Its migration count, the balancer's budget, stays: no
 /// balancer moves processes in this mode, and every core is equally far from the queue.
 fn adopt(process: &Process, stats: &CoreStats) {
-    let me = beamcore_hal::arch::cpu::core_id();
+    let me = CoreId::this();
     // ORDERING: Relaxed: the shared queue's lock handed the process over.
     let before = process.core.swap(me, Ordering::Relaxed);
     if before != me {
