@@ -8,9 +8,8 @@
 //! and gets the script and the load address of the kernel it was built with, with no copy of
 //! its own that could fall out of step.
 //!
-//! The kernel builds for `aarch64-unknown-none` only: for any other target this script stops
-//! the build with one message saying so, rather than leaving it to fail in the boot assembly
-//! with hundreds of errors.
+//! That the kernel builds for `aarch64-unknown-none` only is said by the hardware crate's
+//! build script (kernel/hal/build.rs), which runs before any kernel code compiles.
 
 use std::path::PathBuf;
 
@@ -22,23 +21,6 @@ fn main() {
     let linker_ld = manifest_dir.join("../linker.ld");
     println!("cargo:rerun-if-changed={}", linker_ld.display());
     println!("cargo:rerun-if-changed=build.rs");
-
-    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    if arch != "aarch64" || os != "none" {
-        let target = std::env::var("TARGET").unwrap_or_default();
-        let checkout = manifest_dir.parent().unwrap_or(&manifest_dir).display().to_string();
-        eprintln!(
-            "\nbeamcore: the kernel builds for aarch64-unknown-none only, and this build is for {target}.\n\
-             \n\
-             A beamcore program sets `target = \"aarch64-unknown-none\"` under [build] in its\n\
-             .cargo/config.toml, with the linker, runner and rustflags of\n\
-             {checkout}/template/.cargo/config.toml\n\
-             (or pass `--target aarch64-unknown-none`). `make new NAME=<name>` in {checkout}\n\
-             makes a project with all of it set up.\n"
-        );
-        std::process::exit(1);
-    }
 
     // virt: RAM starts at 0x4000_0000 and QEMU places its 1 MiB device tree there only if that
     // whole MiB lies below the image, so the kernel starts 2 MiB in (a 2 MiB block boundary).
