@@ -71,7 +71,7 @@ help:
 	@echo "make bench       benchmarks into bench/results.json (BENCH=prefix runs a part; BENCH=deque.host:"
 	@echo "                 the criterion comparison with crossbeam-deque on the host; BENCH=peers: the sched"
 	@echo "                 figures against Erlang, Go and Tokio under qemu-aarch64, installs them on first use)"
-	@echo "make mutants     cargo-mutants over the pure code (balancer, priorities, deque, bootargs) with the"
+	@echo "make mutants     cargo-mutants over the pure code (balancer, priorities, deque, bootargs, time) with the"
 	@echo "                 host tests (MUTANTS_JOBS=2); mutants.* into bench/results.json; installs cargo-mutants"
 	@echo "make trace       scheduling trace of WORKLOAD=name (default imbalanced) into target/trace/"
 	@echo "                 (.json for ui.perfetto.dev, .png timeline by matplotlib); ICOUNT=1 runs under -icount"

@@ -83,6 +83,14 @@ def scope_problems(config_path=ROOT / ".cargo/mutants.toml", root=ROOT):
     return problems
 
 
+def mutants_command(jobs, extra=()):
+    """The cargo-mutants command line. `--workspace`: run from the root, cargo-mutants examines
+    only the root manifest's package (the kernel crate), whose files are none of the scope's:
+    without it the examine globs filter everything out and the run finds 0 mutants."""
+    return ["cargo", "mutants", "--workspace", "--jobs", str(jobs), "--output", str(OUTPUT.relative_to(ROOT)),
+            "--no-times", *extra]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", "-j", type=int, default=2, help="mutants built and tested at once (default 2)")
@@ -94,8 +102,7 @@ def main():
     if problems:
         sys.exit("\n".join(["mutants: the scope is wrong:", *problems]))
 
-    command = ["cargo", "mutants", "--jobs", str(options.jobs), "--output", str(OUTPUT.relative_to(ROOT)),
-               "--no-times", *options.extra]
+    command = mutants_command(options.jobs, options.extra)
     outcomes_path = REPORT / "outcomes.json"
     if not options.report:
         print(f"==> mutants: {shlex.join(command)} (scope and test options in .cargo/mutants.toml)", flush=True)

@@ -22,6 +22,11 @@ class MutantsScope(unittest.TestCase):
     def test_the_committed_scope_names_files(self):
         self.assertEqual(mutants.scope_problems(), [])
 
+    def test_the_run_examines_the_workspace_members(self):
+        # From the root cargo-mutants examines the root package only, and none of the scope's
+        # files is in it: without --workspace the run found 0 mutants.
+        self.assertIn("--workspace", mutants.mutants_command(2))
+
     def test_a_glob_that_names_nothing_is_a_problem(self):
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch)
