@@ -417,3 +417,18 @@ fn a_table_whose_key_list_disagrees_is_refused() {
     static ONE: [Setting<Demo>; 1] = [number("rounds", 1, 9, |c, v| c.rounds = v as u32)];
     let _ = Table::<Demo>::new(&ONE, &["round"]);
 }
+
+#[test]
+#[should_panic(expected = "key list does not follow")]
+fn a_key_list_of_the_right_lengths_but_other_letters_is_refused() {
+    // Same length, one letter apart: only the letter-by-letter comparison can tell.
+    static ONE: [Setting<Demo>; 1] = [number("rounds", 1, 9, |c, v| c.rounds = v as u32)];
+    let _ = Table::<Demo>::new(&ONE, &["roundz"]);
+}
+
+#[test]
+fn a_table_names_its_keys_and_the_empty_one_none() {
+    assert_eq!(DEMO.keys(), &["rounds", "mode"]);
+    assert_eq!(Table::<Demo>::EMPTY.keys(), &[] as &[&str]);
+    assert_eq!(NoProgramWords.keys(), &[] as &[&str]);
+}

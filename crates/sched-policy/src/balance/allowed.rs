@@ -136,6 +136,20 @@ mod tests {
     }
 
     #[test]
+    fn each_refusal_says_what_was_wrong() {
+        let said = |error: PlaceError| {
+            use core::fmt::Write;
+            let mut text = heapless::String::<64>::new();
+            write!(text, "{error}").unwrap();
+            text
+        };
+        assert_eq!(said(PlaceError::NoSuchCore(7)), "no online core 7");
+        assert_eq!(said(PlaceError::NoAllowedCore), "the allowed cores include no core that schedules");
+        assert_eq!(said(PlaceError::NotAllowed(2)), "core 2 is not among the allowed cores");
+        assert_eq!(said(PlaceError::CoreOffline(3)), "core 3 is offline");
+    }
+
+    #[test]
     fn one_core_to_run_on_is_pinned() {
         assert!(pinned(&CoreMask::single(2), 4), "bound_to");
         assert!(pinned(&CoreMask::single(0), 1), "bound_to, even on one core");
@@ -143,6 +157,7 @@ mod tests {
         assert!(!pinned(&CoreMask::of(&[0, 3]), 4));
         assert!(!pinned(&CoreMask::ALL, 4));
         assert!(!pinned(&CoreMask::ALL, 1), "one core: the owner's fast stealable queue");
+        assert!(!pinned(&CoreMask::of(&[0, 1]), 1), "one core online, a set of two: no thieves to hide from");
     }
 
     #[test]

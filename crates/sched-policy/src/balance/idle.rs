@@ -125,6 +125,17 @@ mod tests {
         // An inactive core is neither robbed nor given work.
         assert_eq!(plan_rebalance(&config, &views, |c| c != 1), Some(RebalancePlan { from: 0, to: 2, batch: 8 }));
         assert_eq!(plan_rebalance(&config, &views, |c| c == 0), None);
+        // Exactly min_steal stealable on the busiest is enough.
+        assert_eq!(
+            plan_rebalance(&config, &[view(40, 2), view(2, 1)], |_| true),
+            Some(RebalancePlan { from: 0, to: 1, batch: 1 })
+        );
+        // The imbalance is a difference, not a ratio: 3 is not more than 1 + 2.
+        let close = BalanceConfig { rebalance_ratio: 1, imbalance: 2, ..config };
+        assert_eq!(plan_rebalance(&close, &[view(3, 4), view(1, 0)], |_| true), None);
+        assert!(plan_rebalance(&close, &[view(4, 4), view(1, 0)], |_| true).is_some());
+        // Half the stealable at most: 3 of 6, though the loads are far apart.
+        assert_eq!(plan_rebalance(&config, &[view(400, 6), view(0, 0)], |_| true).map(|p| p.batch), Some(3));
         // The batch is capped.
         let plan = plan_rebalance(&config, &[view(400, 300), view(0, 0)], |_| true).unwrap();
         assert_eq!(plan.batch, REBALANCE_BATCH);
@@ -143,6 +154,11 @@ mod tests {
             let late = search_pause_counts(&timing, 40, jitter);
             assert!((4_000..=8_000).contains(&late), "{late}");
         }
+        // The upper half exactly: 250 + jitter mod 251 at the first pause.
+        assert_eq!(search_pause_counts(&timing, 0, 0), 250);
+        assert_eq!(search_pause_counts(&timing, 0, 250), 500, "the maximum itself is drawn");
+        assert_eq!(search_pause_counts(&timing, 0, 251), 250, "and wraps to the half");
+        assert_eq!(search_pause_counts(&timing, 1, 0), 500, "doubled per round");
         assert_eq!(max_searchers(1), 1);
         assert_eq!(max_searchers(8), 4);
         assert!(search_spent(&timing, 100, 50_100) && !search_spent(&timing, 100, 50_099));

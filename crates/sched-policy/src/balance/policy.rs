@@ -213,6 +213,14 @@ mod tests {
     use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
 
     #[test]
+    fn a_round_notes_the_earliest_cooldown_end() {
+        let config = BalanceConfig { cooldown_counts: 100, ..BalanceConfig::default() };
+        assert_eq!(cooldown_ends_at(&config, 1_000, None), Some(1_100), "the first refusal");
+        assert_eq!(cooldown_ends_at(&config, 1_000, Some(1_050)), Some(1_050), "an earlier one stays");
+        assert_eq!(cooldown_ends_at(&config, 1_000, Some(2_000)), Some(1_100), "a later one gives way");
+    }
+
+    #[test]
     fn durations_mean_the_same_on_every_board() {
         // 10 us on QEMU virt (62.5 MHz), a Pi 4 (54 MHz) and -cpu max (1 GHz).
         assert_eq!(ns_to_counts(DEFAULT_COOLDOWN_NS, 62_500_000), 625);

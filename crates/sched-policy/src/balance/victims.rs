@@ -177,6 +177,21 @@ mod tests {
     use super::*;
     use proptest::prelude::{any, prop_assert, prop_assert_eq, proptest};
 
+    #[test]
+    fn only_adaptive_defers_to_its_memory() {
+        let fresh = AdaptiveState::new();
+        let mut failing = AdaptiveState::new();
+        for _ in 0..AdaptiveState::WINDOW {
+            failing.record(false);
+        }
+        for strategy in [Strategy::Random, Strategy::Load, Strategy::Locality, Strategy::P2c] {
+            assert_eq!(strategy.effective(&fresh), strategy);
+            assert_eq!(strategy.effective(&failing), strategy);
+        }
+        assert_eq!(Strategy::Adaptive.effective(&fresh), Strategy::P2c, "p2c until a window fails");
+        assert_eq!(Strategy::Adaptive.effective(&failing), Strategy::Load, "busiest-first after one");
+    }
+
     fn views(loads: &[u64]) -> Vec<CoreView> {
         loads
             .iter()
