@@ -87,7 +87,8 @@ pub(crate) fn spawn_related<F: FnOnce() + Send + 'static>(
     process.core.store(CoreId::new(core), Ordering::Relaxed);
     process.migrations.store(0, Ordering::Relaxed);
     process.movable.store(movable(process), Ordering::Relaxed);
-    process.exit_requested.store(false, Ordering::Relaxed);
+    // `exit_requested` is false already: `finish` clears it under the lock that frees the slot,
+    // and nothing sets it on a free slot (every setter goes through `signals::lock_live`).
     // SAFETY: the slot was free: no core owns the process yet, nobody else can reach it until
     // `state` below says it exists (lookups check it under the same lock).
     let local = unsafe { process.local() };
