@@ -14,7 +14,8 @@ bench/results.json, keeping its other figures. cargo-mutants' own report is in
 target/mutants/mutants.out/ (caught.txt, missed.txt, ..., one log per mutant in log/).
 
 Usage: mutants.py [--jobs N] [--no-write] [--report] [-- extra cargo-mutants arguments]
-Extra arguments (for instance `-- --file crates/sched-policy/src/priority.rs`) make a partial run, whose
+Extra arguments (for instance `-- --re 'in place|pinned'`, only the mutants whose names match;
+`--file` adds to the configured scope rather than narrowing it) make a partial run, whose
 figures are not written. `--report` runs nothing: it judges and records the last run again (for
 instance after adding entries to docs/mutants-equivalent.md).
 """
