@@ -93,6 +93,22 @@ pub fn on_tick(frame: &mut TrapFrame) {
         let reason = if error == GrowError::OutOfMemory { ExitReason::OutOfMemory } else { ExitReason::StackOverflow };
         // ORDERING: Relaxed: the running process's own generation, set before it ran.
         let pid = Pid { index: slot, generation: process.generation_hint.load(Ordering::Relaxed) };
+        // SAFETY: as above; a copy is read.
+        let unwinding = unsafe { process.local().unwinding };
+        if let Some(cause) = unwinding {
+            // Preempted while its unwind ran low on stack: its end was reported when the unwind
+            // began, and it ends with that reason, not a second `ended:` line.
+            let ending = unwinding_reason(process, cause, reason);
+            if crash_reports() {
+                beamcore_smp::println!(
+                    "process {pid} on core {}: {reason} while unwinding (preempted with under {frame_bytes} bytes \
+                     of stack left to save its registers); what it still held is not reclaimed",
+                    core.id()
+                );
+            }
+            end_with(&mut core, frame, ending);
+            return;
+        }
         beamcore_smp::println!(
             "process {pid} on core {} ended: {reason} (preempted with under {frame_bytes} bytes of stack left to \
              save its registers)",
@@ -132,6 +148,17 @@ fn crash_reports() -> bool {
 }
 
 /// Ends the running process's turn from an exception, with `reason`.
+/// The reason a process ends with when a second end (`reason`: a fault, no room to be preempted)
+/// stops its unwind short: the one it was unwinding for. Its own `exit(reason)`'s is lost with
+/// the unwind's payload, so that one ends with the second end's.
+fn unwinding_reason(process: &process::Process, cause: Unwinding, reason: ExitReason) -> ExitReason {
+    match cause {
+        Unwinding::Panic => ExitReason::Panic,
+        Unwinding::Requested => process.shared.lock_irqs_masked().exit_reason(),
+        Unwinding::Own => reason,
+    }
+}
+
 fn end_with(core: &mut OnCore, frame: &mut TrapFrame, reason: ExitReason) {
     bump(&core.scheduler().stats.faults);
     let local = core.local();
@@ -200,13 +227,7 @@ pub fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
     // SAFETY: as above; a copy is read.
     let unwinding = unsafe { process.local().unwinding };
     if let Some(cause) = unwinding {
-        // The reason it was unwinding for; its own `exit(reason)`'s is lost with the unwind, so
-        // that one ends with the fault's.
-        let ending = match cause {
-            Unwinding::Panic => ExitReason::Panic,
-            Unwinding::Requested => process.shared.lock_irqs_masked().exit_reason(),
-            Unwinding::Own => reason,
-        };
+        let ending = unwinding_reason(process, cause, reason);
         // Its end was reported when the unwind began (a panic's line, say) and it ends with that
         // reason; this says why the unwind stopped short, and that what it still held is counted.
         if crash_reports() {
