@@ -15,11 +15,13 @@ Three verdicts, each with its reason:
 - **Regression gate (the test).** Against `bench/calibration-reference.json`, the last accepted
   calibration: every observable of every case must stay within K standard errors (of the two
   means' difference, from the paired per-seed spread) or within its floor of the reference,
-  whichever is wider. The per-seed spread is the reference's, measured over 60 seeds (the
-  reference image with six `boot_jitter` offsets), or this run's if that is wider, and the
-  standard error is at least the spread between those six sets' means (the image effect: a
-  harmless change moves all ten seeds' turns at once, by more than the seeds' spread over the
-  square root of ten shows, up to 2.5 times on some cases). A case whose
+  whichever is wider. The per-seed spread is the reference's, measured over 110 seeds (the
+  reference image with six `boot_jitter` offsets, and five image variants: the same kernel
+  built with one more LLVM layout option each, `IMAGE_VARIANTS`), or this run's if that is
+  wider, and the standard error is at least the spread between the offsets' 10-seed means and
+  between the images' (the image effect: a harmless change moves all ten seeds' turns at once,
+  by more than the seeds' spread over the square root of ten shows, up to 2.5 times between
+  offsets and 3.6 times between images on some cases). A case whose
   QEMU runs fall into two modes (fib/default/4 makes about 60 steals in some turn patterns and
   700 in others) shows a spread in 10 seeds that depends on how the seeds happened to split,
   and a lopsided split (9 to 1) reads half the true spread, which once made three harmless
@@ -31,7 +33,8 @@ Three verdicts, each with its reason:
   `--harmless` proves it does not flip: it reruns QEMU with five harmless variants (one or three
   spaces more in the bootargs, 3, 11 or 29 instructions more at boot: `boot_jitter`), each of
   which redraws QEMU's turns as a small kernel change does, and requires the gate to pass on
-  every one (`--harmless 2`, as `make test` runs it, tries two of them, chosen by the image). Each seed's run carries its own `boot_jitter` (0 to 100), so the reference samples
+  every one (`--harmless 2`, as `make test` runs it, tries two of them, chosen by the image;
+  `--harmless` alone also builds two harmless images, `HARMLESS_IMAGES`). Each seed's run carries its own `boot_jitter` (0 to 100), so the reference samples
   the turn patterns instead of one image deciding them.
 - **Absolute calibration (reported; fails only when certain).** The max/mean gap must be within
   0.1; a case fails only when its whole 95% interval lies outside (a mean near the bound is not
@@ -42,9 +45,10 @@ Three verdicts, each with its reason:
 
 `--record-reference` makes this run the reference (after a change that is meant to change the
 dynamics, and has been looked at): it runs QEMU at six `boot_jitter` offsets (0, 5, 17, 41, 59,
-73; none of them a `--harmless` variant), 60 seeds in all, and records each observable's mean,
-per-seed spread, and the spread of the six sets' means. The QEMU runs are kept in target/calibration/qemu-runs.json
-keyed by the kernel image's hash and the command line, so `--self-test` and repeated runs on
+73; none of them a `--harmless` variant) and on the five image variants, 110 seeds in all, and
+records each observable's mean, per-seed spread, and the spreads of the offsets' and of the
+images' means. The QEMU runs are kept in target/calibration/qemu-runs.json
+keyed by the kernel image's hash (the last eight images) and the command line, so `--self-test` and repeated runs on
 the same image do not run QEMU again.
 
 Usage: sim-calibrate.py [--cores 4,8] [--workloads fib,uts,imbalanced,nqueens]
@@ -68,7 +72,7 @@ import bench  # noqa: E402  (the same QEMU command lines and report parsing as m
 
 HOST = bench.HOST_TARGET
 SIM = ROOT / f"target/sim/{HOST}/release/beamcore-sim"
-KERNEL = ROOT / "target/aarch64-unknown-none/release/beamcore"
+TARGET = ROOT / "target"
 REFERENCE = ROOT / "bench/calibration-reference.json"
 CACHE = ROOT / "target/calibration/qemu-runs.json"
 # Seeds both sides run with (the bootarg `seed` in QEMU, `--seed` in the simulator).
@@ -86,9 +90,19 @@ BUGS = ["steal_all", "steal_two", "index_order", "random_default"]
 # Harmless variants (bootargs padding in spaces, boot instructions more): each redraws QEMU's
 # turns as a small kernel change does, and the gate must pass on every one.
 HARMLESS = [(1, 0), (3, 0), (0, 3), (0, 11), (0, 29)]
+# Harmless images (none of them a reference variant): `--harmless` with no count tries these too.
+HARMLESS_IMAGES = ["-align-all-functions=5", "-align-all-nofallthru-blocks=2"]
 # The reference's runs: the image as it is and five boot_jitter offsets, none of them a harmless
 # variant (the variants test the gate; these estimate the spreads it uses).
 REFERENCE_SETS = [(0, 0), (0, 5), (0, 17), (0, 41), (0, 59), (0, 73)]
+# The reference's image variants: the same kernel built with one more LLVM layout option each
+# (`build_image_variant`). The offsets above redraw QEMU's turns from boot on, but a change to
+# the kernel's code changes how many instructions each scheduler path takes, every turn of the
+# run, and moves some observables by several times the offsets' spread (nqueens/default/8
+# migrations moved 0.21, eight times it, when the slot and core ids got types of their own).
+# These images sample that: the spread of their 10-seed means is the gate's image effect.
+IMAGE_VARIANTS = ["-align-all-nofallthru-blocks=3", "-align-all-blocks=3", "-align-all-functions=6",
+                  "-align-all-nofallthru-blocks=4", "-align-loops=64"]
 
 
 def harmless_variants(count, image):
@@ -121,8 +135,25 @@ def observe(report):
     }
 
 
-def image_hash():
-    return hashlib.sha256(KERNEL.read_bytes()).hexdigest()[:16]
+def kernel(target_dir=TARGET):
+    return target_dir / "aarch64-unknown-none/release/beamcore"
+
+
+def image_hash(target_dir=TARGET):
+    return hashlib.sha256(kernel(target_dir).read_bytes()).hexdigest()[:16]
+
+
+def build_image_variant(flag):
+    """The `make run` kernel built with one more LLVM code-layout option (`flag`), in a target
+    directory of its own: the same program, its instructions placed (and, for block alignment,
+    padded with `nop`s on fall-through edges) differently, as a small change elsewhere in the
+    kernel does. Returns that target directory."""
+    target_dir = ROOT / "target/calibration" / ("image" + flag.replace("=", "-"))
+    rustflags = json.dumps(["-C", f"llvm-args={flag}"])
+    subprocess.run(["cargo", "build", "--release", "--bin", "beamcore", "--target-dir", str(target_dir),
+                    "--config", f"target.aarch64-unknown-none.rustflags={rustflags}"],
+                   cwd=ROOT, check=True, capture_output=True)
+    return target_dir
 
 
 def boot_jitter(seed, offset=0):
@@ -131,14 +162,14 @@ def boot_jitter(seed, offset=0):
     return (seed * 37) % 101 + offset
 
 
-def qemu_run(workload, policy, cores, seed, variant=(0, 0)):
+def qemu_run(workload, policy, cores, seed, variant=(0, 0), target_dir=TARGET):
     """The run's observables and its share probe's per-core units. `variant` (pad, jitter
     offset): that many spaces more between the first two bootargs words, and that many boot
     instructions more; both are harmless changes that redraw QEMU's turns."""
     pad, offset = variant
     args = f"{bench.balance_args(workload, policy, seed)} boot_jitter={boot_jitter(seed, offset)}"
     args = args.replace(" ", " " * (pad + 1), 1)
-    cmd = bench.qemu_command("beamcore", bench.icount_args(cores), args)
+    cmd = bench.qemu_command("beamcore", bench.icount_args(cores), args, target_dir=target_dir)
     status, output = bench.run(cmd, timeout=900)
     data = bench.report_of(output) if status == 0 else None
     if data is None or "probe_units" not in data:
@@ -201,10 +232,10 @@ def regression_problems(summary, reference):
         for name in OBSERVABLES:
             now, then = observed[name], ref[name]
             moved = now["mean"] - then["mean"]
-            # This run's standard error, from the reference's 40-seed spread or this run's own,
+            # This run's standard error, from the reference's pooled per-seed spread or this run's own,
             # whichever is wider (see the module documentation).
             se_now = max(now["se"], then.get("sd", 0.0) / math.sqrt(now.get("n", len(SEEDS))),
-                         then.get("set_sd", 0.0))
+                         then.get("set_sd", 0.0), then.get("image_sd", 0.0))
             tolerance = max(K_SE * math.hypot(se_now, then["se"]), FLOORS[name])
             if abs(moved) > tolerance:
                 problems.append((key, name, f"moved {moved:+.3f} (now {now['mean']:+.3f} +- {now['se']:.3f}, "
@@ -213,25 +244,35 @@ def regression_problems(summary, reference):
     return problems
 
 
-def load_cache(image):
+# Images whose runs the cache keeps (the reference's image variants, the tree's, a few older).
+CACHED_IMAGES = 8
+
+
+def load_cache():
     cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
-    return cache if cache.get("image") == image else {"image": image, "runs": {}}
+    if "image" in cache:  # the cache as it was, of one image
+        return {"images": {cache["image"]: {"runs": cache["runs"]}}}
+    return cache if "images" in cache else {"images": {}}
 
 
-def run_qemu_cases(cases, jobs, variant=(0, 0)):
+def run_qemu_cases(cases, jobs, variant=(0, 0), target_dir=TARGET):
     """{(case, seed): observables}, from the cache where this image's run is there."""
-    image = image_hash()
-    cache = load_cache(image)
+    image = image_hash(target_dir)
+    everything = load_cache()
+    cache = everything["images"].pop(image, {"runs": {}})
+    everything["images"][image] = cache  # the most recently used last
+    for old in list(everything["images"])[:-CACHED_IMAGES]:
+        del everything["images"][old]
     suffix = f".pad{variant[0]}.jitter{variant[1]}" if variant != (0, 0) else ""
     keys = {(case, seed): f"{case_key(case)}.seed{seed}{suffix}" for case in cases for seed in SEEDS}
     missing = [k for k, name in keys.items() if name not in cache["runs"]]
     print(f"sim-calibrate: kernel image {image}: {len(keys) - len(missing)} QEMU runs cached, {len(missing)} to run "
           f"under -icount, {jobs} at a time", flush=True)
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for key, result in zip(missing, pool.map(lambda k: qemu_run(*k[0], k[1], variant), missing)):
+        for key, result in zip(missing, pool.map(lambda k: qemu_run(*k[0], k[1], variant, target_dir), missing)):
             cache["runs"][keys[key]] = result
     CACHE.parent.mkdir(parents=True, exist_ok=True)
-    CACHE.write_text(json.dumps(cache) + "\n")
+    CACHE.write_text(json.dumps(everything) + "\n")
     return {key: cache["runs"][name] for key, name in keys.items()}
 
 
@@ -267,6 +308,42 @@ def interval(mean, se, scale=1.0):
 def ratio(summary, name):
     m, se = summary[name]["mean"], summary[name]["se"]
     return f"{math.exp(m):.2f} [{math.exp(m - T95 * se):.2f}, {math.exp(m + T95 * se):.2f}]"
+
+
+def record_reference(cases, q_runs, i_runs, jobs):
+    """Makes the runs of this image (`q_runs`, `i_runs`), of its `boot_jitter` sets and of its
+    image variants the regression gate's reference: per observable, the pooled mean and spread,
+    the spread between the offsets' 10-seed means (`set_sd`) and between the images' (`image_sd`)."""
+    pooled = {case: (list(q_runs[case]), list(i_runs[case])) for case in cases}
+    per_set = {case: [summarise(q_runs[case], i_runs[case])] for case in cases}
+    per_image = {case: [summarise(q_runs[case], i_runs[case])] for case in cases}
+    sources = [(variant, TARGET) for variant in REFERENCE_SETS[1:]]
+    sources += [((0, 0), build_image_variant(flag)) for flag in IMAGE_VARIANTS]
+    for variant, target_dir in sources:
+        runs = run_qemu_cases(cases, jobs, variant, target_dir)
+        v_sim = simulate(SIM, cases, runs, jobs)
+        for case in cases:
+            v_qemu = [runs[(case, seed)] for seed in SEEDS]
+            pooled[case][0].extend(v_qemu)
+            pooled[case][1].extend(v_sim[case])
+            (per_set if target_dir == TARGET else per_image)[case].append(summarise(v_qemu, v_sim[case]))
+    reference_cases = {case_key(case): summarise(*pooled[case]) for case in cases}
+    # A kernel image (or an offset) draws QEMU's turns for all its seeds at once, so the spread
+    # between 10-seed means is what a harmless change moves a run's mean by: more than the
+    # seeds' spread over sqrt(10) shows on many cases (up to 2.5 times between offsets, 3.6
+    # times between images, measured on the image that gave the ids types).
+    for case in cases:
+        for name, entry in reference_cases[case_key(case)].items():
+            set_means = [one[name]["mean"] for one in per_set[case]]
+            image_means = [one[name]["mean"] for one in per_image[case]]
+            entry["set_sd"], entry["sets"] = mean_sd(set_means)[1], len(set_means)
+            entry["image_sd"], entry["images"] = mean_sd(image_means)[1], len(image_means)
+            entry["se"] = max(entry["se"], entry["set_sd"] / math.sqrt(len(set_means)),
+                              entry["image_sd"] / math.sqrt(len(image_means)))
+    REFERENCE.write_text(json.dumps({"image": image_hash(), "seeds": SEEDS, "sets": REFERENCE_SETS,
+                                     "image_variants": IMAGE_VARIANTS, "cases": reference_cases},
+                                    indent=2, sort_keys=True) + "\n")
+    print(f"sim-calibrate: this run is the reference now ({REFERENCE.relative_to(ROOT)})")
 
 
 def main():
@@ -332,31 +409,7 @@ def main():
           (f"; wholly outside: {', '.join(absolute_failures)}" if absolute_failures else ""))
 
     if args.record_reference:
-        pooled = {case: (list(q_runs[case]), list(i_runs[case])) for case in cases}
-        for variant in REFERENCE_SETS[1:]:
-            runs = run_qemu_cases(cases, args.jobs, variant)
-            v_sim = simulate(SIM, cases, runs, args.jobs)
-            for case in cases:
-                pooled[case][0].extend(runs[(case, seed)] for seed in SEEDS)
-                pooled[case][1].extend(v_sim[case])
-        reference_cases = {case_key(case): summarise(*pooled[case]) for case in cases}
-        # The image effect: how far one set's 10-seed mean strays from another's. A kernel
-        # image draws QEMU's turns for all its seeds at once, so this spread (between the sets'
-        # means) is what a harmless change moves a run's mean by, and more than the seeds'
-        # spread over sqrt(10) shows on many cases (up to 2.5 times, measured on the image that
-        # brought the signal queue).
-        for case in cases:
-            q_all, s_all = pooled[case]
-            per_set = [summarise(q_all[i:i + len(SEEDS)], s_all[i:i + len(SEEDS)])
-                       for i in range(0, len(q_all), len(SEEDS))]
-            for name, entry in reference_cases[case_key(case)].items():
-                set_means = [one[name]["mean"] for one in per_set]
-                entry["set_sd"] = mean_sd(set_means)[1]
-                entry["sets"] = len(set_means)
-                entry["se"] = max(entry["se"], entry["set_sd"] / math.sqrt(len(set_means)))
-        REFERENCE.write_text(json.dumps({"image": image_hash(), "seeds": SEEDS, "sets": REFERENCE_SETS,
-                                         "cases": reference_cases}, indent=2, sort_keys=True) + "\n")
-        print(f"sim-calibrate: this run is the reference now ({REFERENCE.relative_to(ROOT)})")
+        record_reference(cases, q_runs, i_runs, args.jobs)
     if not REFERENCE.exists():
         sys.exit(f"sim-calibrate: no reference {REFERENCE.relative_to(ROOT)}: run with --record-reference")
     reference = json.loads(REFERENCE.read_text())["cases"]
@@ -382,13 +435,22 @@ def main():
 
     harmless_failures = []
     if args.harmless:
-        for variant in harmless_variants(args.harmless, image_hash()):
-            runs = run_qemu_cases(cases, args.jobs, variant)
+        tries = [(variant, TARGET) for variant in harmless_variants(args.harmless, image_hash())]
+        if args.harmless >= len(HARMLESS):
+            tries += [((0, 0), flag) for flag in HARMLESS_IMAGES]
+        for variant, image in tries:
+            target_dir = image if image == TARGET else build_image_variant(image)
+            runs = run_qemu_cases(cases, args.jobs, variant, target_dir)
             v_qemu = {case: [runs[(case, seed)] for seed in SEEDS] for case in cases}
             v_sim = simulate(SIM, cases, runs, args.jobs)
             v_summary = {case_key(c): summarise(v_qemu[c], v_sim[c]) for c in cases}
             moved = regression_problems(v_summary, reference)
-            label = f"{variant[0]} spaces more in the bootargs" if variant[0] else f"{variant[1]} boot instructions more"
+            if image != TARGET:
+                label = f"the image built with {image}"
+            elif variant[0]:
+                label = f"{variant[0]} spaces more in the bootargs"
+            else:
+                label = f"{variant[1]} boot instructions more"
             worst = max((abs(v["max_over_mean"]["mean"] - reference[key]["max_over_mean"]["mean"])
                          for key, v in v_summary.items()), default=0.0)
             print(f"sim-calibrate: self-test: harmless variant ({label}): "
@@ -396,7 +458,7 @@ def main():
                      + "; ".join(f"{k} {n}: {why}" for k, n, why in moved[:3]) if moved
                      else f"passes (largest max/mean move {worst:.3f})"))
             if moved:
-                harmless_failures.append(variant)
+                harmless_failures.append(label)
 
     if not args.no_record:
         path = ROOT / "bench/results.json"

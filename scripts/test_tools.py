@@ -1063,6 +1063,33 @@ class CalibrationGate(unittest.TestCase):
         self.assertEqual([n for _, n, _ in calibrate.regression_problems({"fib.default.8cores": far}, reference)],
                          ["max_over_mean"])
 
+    def test_the_spread_between_images_widens_it_too(self):
+        # The offsets' sets agree (set_sd 0.02) but images built with other code layouts spread
+        # by 0.07 (nqueens/default/8 migrations moved 0.21 when the ids got types): a move of
+        # 0.21 passes (4 x hypot(0.07, 0.03) = 0.30), one of 0.4 still fails.
+        reference = {"nqueens.default.8cores": self.summary(0.0)}
+        reference["nqueens.default.8cores"]["migrations"] = {"mean": -0.3, "se": 0.03, "sd": 0.1, "n": 110,
+                                                             "set_sd": 0.02, "sets": 6, "image_sd": 0.07,
+                                                             "images": 6}
+        moved = self.summary(0.0, steals=0.0)
+        moved["migrations"] = {"mean": -0.09, "se": 0.02, "sd": 0.06, "n": 10}
+        self.assertEqual(calibrate.regression_problems({"nqueens.default.8cores": moved}, reference), [])
+        moved["migrations"]["mean"] = 0.1
+        self.assertEqual([n for _, n, _ in calibrate.regression_problems({"nqueens.default.8cores": moved},
+                                                                         reference)], ["migrations"])
+
+    def test_the_cache_keeps_each_images_runs(self):
+        # The reference runs several images in turn: switching between them must not throw
+        # away the runs of the others, and the cache as it was (one image) is read as one.
+        with tempfile.TemporaryDirectory() as directory:
+            saved = calibrate.CACHE
+            calibrate.CACHE = Path(directory) / "qemu-runs.json"
+            try:
+                calibrate.CACHE.write_text(json.dumps({"image": "aa", "runs": {"x": 1}}))
+                self.assertEqual(calibrate.load_cache(), {"images": {"aa": {"runs": {"x": 1}}}})
+            finally:
+                calibrate.CACHE = saved
+
     def test_a_case_without_reference_fails(self):
         missing = calibrate.regression_problems({"uts.peers.8cores": self.summary(0.0)}, {})
         self.assertEqual(len(missing), 1)
