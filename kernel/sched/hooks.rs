@@ -280,14 +280,22 @@ pub fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
         // The program itself failed: that ends the run, as a kernel panic does.
         return;
     }
-    // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a flag is read.
-    let unwinding = unsafe { process.local().unwinding }.is_some();
+    // SAFETY: this process runs here and nothing else holds its `ProcessLocal`; a copy is read.
+    let unwinding = unsafe { process.local().unwinding };
+    // A destructor panicked during the unwind: no second unwind, what is left is counted, and
+    // the process ends with the reason it was unwinding for (a kill stays a kill).
+    let ending = unwinding.map_or(ExitReason::Panic, |cause| unwinding_reason(process, cause, ExitReason::Panic));
     // Every argument is the kernel's now: the report is formatted on the kernel stack.
     if !crash_reports() {
-    } else if unwinding {
-        // A destructor panicked during the unwind: no second unwind; what is left is counted.
+    } else if unwinding == Some(Unwinding::Panic) {
+        // Its `ended: panic` line was printed when the unwind began: one end, one such line.
         beamcore_smp::console::write_kernel_line(format_args!(
-            "process {pid} on core {id} ended: panic while unwinding: {} (what it still held is not \
+            "process {pid} on core {id}: panic while unwinding: {}; what it still held is not reclaimed\n{backtrace}",
+            message.as_str()
+        ));
+    } else if unwinding.is_some() {
+        beamcore_smp::console::write_kernel_line(format_args!(
+            "process {pid} on core {id} ended: {ending} (panic while unwinding: {}; what it still held is not \
              reclaimed)\n{backtrace}",
             message.as_str()
         ));
@@ -299,5 +307,5 @@ pub fn on_panic(message: core::fmt::Arguments<'_>, backtrace: &Backtrace) {
     }
     drop(message);
     bump(&core.scheduler().stats.faults);
-    end_unwinding(core, Why::Given(ExitReason::Panic))
+    end_unwinding(core, Why::Given(ending))
 }
