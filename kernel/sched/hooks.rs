@@ -147,7 +147,6 @@ fn crash_reports() -> bool {
     CRASH_REPORTS.load(Ordering::Relaxed)
 }
 
-/// Ends the running process's turn from an exception, with `reason`.
 /// The reason a process ends with when a second end (`reason`: a fault, no room to be preempted)
 /// stops its unwind short: the one it was unwinding for. Its own `exit(reason)`'s is lost with
 /// the unwind's payload, so that one ends with the second end's.
@@ -159,6 +158,7 @@ fn unwinding_reason(process: &process::Process, cause: Unwinding, reason: ExitRe
     }
 }
 
+/// Ends the running process's turn from an exception, with `reason`.
 fn end_with(core: &mut OnCore, frame: &mut TrapFrame, reason: ExitReason) {
     bump(&core.scheduler().stats.faults);
     let local = core.local();
