@@ -96,17 +96,9 @@ pub fn on_tick(frame: &mut TrapFrame) {
         // SAFETY: as above; a copy is read.
         let unwinding = unsafe { process.local().unwinding };
         if let Some(cause) = unwinding {
-            // Preempted while its unwind ran low on stack: its end was reported when the unwind
-            // began, and it ends with that reason, not a second `ended:` line.
-            let ending = unwinding_reason(process, cause, reason);
-            if crash_reports() {
-                beamcore_smp::println!(
-                    "process {pid} on core {}: {reason} while unwinding (preempted with under {frame_bytes} bytes \
-                     of stack left to save its registers); what it still held is not reclaimed",
-                    core.id()
-                );
-            }
-            end_with(&mut core, frame, ending);
+            // Preempted while its unwind ran low on stack.
+            let why = format_args!("preempted with under {frame_bytes} bytes of stack left to save its registers");
+            end_stopped_unwind(&mut core, frame, pid, cause, reason, why);
             return;
         }
         beamcore_smp::println!(
@@ -156,6 +148,28 @@ fn unwinding_reason(process: &process::Process, cause: Unwinding, reason: ExitRe
         Unwinding::Requested => process.shared.lock_irqs_masked().exit_reason(),
         Unwinding::Own => reason,
     }
+}
+
+/// Ends the running process, whose unwind for `cause` a second end (`reason`, `why`: a fault,
+/// no room to be preempted) stopped short. Its end was reported when the unwind began (a
+/// panic's line, say) and it ends with that reason; the line printed here is not a second
+/// `ended:` but says why the unwind stopped, and that what it still held is counted.
+fn end_stopped_unwind(
+    core: &mut OnCore,
+    frame: &mut TrapFrame,
+    pid: Pid,
+    cause: Unwinding,
+    reason: ExitReason,
+    why: core::fmt::Arguments<'_>,
+) {
+    let ending = unwinding_reason(process::slot(pid.index), cause, reason);
+    if crash_reports() {
+        beamcore_smp::println!(
+            "process {pid} on core {}: {reason} while unwinding ({why}); what it still held is not reclaimed",
+            core.id()
+        );
+    }
+    end_with(core, frame, ending);
 }
 
 /// Ends the running process's turn from an exception, with `reason`.
@@ -227,17 +241,8 @@ pub fn on_process_fault(frame: &mut TrapFrame, syndrome: &Syndrome) -> bool {
     // SAFETY: as above; a copy is read.
     let unwinding = unsafe { process.local().unwinding };
     if let Some(cause) = unwinding {
-        let ending = unwinding_reason(process, cause, reason);
-        // Its end was reported when the unwind began (a panic's line, say) and it ends with that
-        // reason; this says why the unwind stopped short, and that what it still held is counted.
-        if crash_reports() {
-            beamcore_smp::println!(
-                "process {pid} on core {}: {reason} while unwinding (ELR={:#x}); what it still held is not reclaimed",
-                core.id(),
-                frame.elr
-            );
-        }
-        end_with(&mut core, frame, ending);
+        let elr = frame.elr;
+        end_stopped_unwind(&mut core, frame, pid, cause, reason, format_args!("ELR={elr:#x}"));
         return true;
     }
     if !crash_reports() {
