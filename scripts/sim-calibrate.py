@@ -315,8 +315,9 @@ def record_reference(cases, q_runs, i_runs, jobs):
     image variants the regression gate's reference: per observable, the pooled mean and spread,
     the spread between the offsets' 10-seed means (`set_sd`) and between the images' (`image_sd`)."""
     pooled = {case: (list(q_runs[case]), list(i_runs[case])) for case in cases}
+    # This image's own set is both the first offset (0) and the first image.
     per_set = {case: [summarise(q_runs[case], i_runs[case])] for case in cases}
-    per_image = {case: [summarise(q_runs[case], i_runs[case])] for case in cases}
+    per_image = {case: list(per_set[case]) for case in cases}
     sources = [(variant, TARGET) for variant in REFERENCE_SETS[1:]]
     sources += [((0, 0), build_image_variant(flag)) for flag in IMAGE_VARIANTS]
     for variant, target_dir in sources:
@@ -435,18 +436,19 @@ def main():
 
     harmless_failures = []
     if args.harmless:
-        tries = [(variant, TARGET) for variant in harmless_variants(args.harmless, image_hash())]
+        # (variant, None) on this image, or ((0, 0), an LLVM flag) on an image built with it.
+        tries = [(variant, None) for variant in harmless_variants(args.harmless, image_hash())]
         if args.harmless >= len(HARMLESS):
             tries += [((0, 0), flag) for flag in HARMLESS_IMAGES]
-        for variant, image in tries:
-            target_dir = image if image == TARGET else build_image_variant(image)
+        for variant, flag in tries:
+            target_dir = TARGET if flag is None else build_image_variant(flag)
             runs = run_qemu_cases(cases, args.jobs, variant, target_dir)
             v_qemu = {case: [runs[(case, seed)] for seed in SEEDS] for case in cases}
             v_sim = simulate(SIM, cases, runs, args.jobs)
             v_summary = {case_key(c): summarise(v_qemu[c], v_sim[c]) for c in cases}
             moved = regression_problems(v_summary, reference)
-            if image != TARGET:
-                label = f"the image built with {image}"
+            if flag is not None:
+                label = f"the image built with {flag}"
             elif variant[0]:
                 label = f"{variant[0]} spaces more in the bootargs"
             else:
