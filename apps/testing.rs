@@ -35,6 +35,17 @@ pub fn receive_must_arrive() -> Option<sched::Message> {
     sched::receive_timeout(MUST_ARRIVE_US)
 }
 
+/// The reason in `pid`'s `Down` (the caller monitors it), passing over every other message, or
+/// `None` if it did not come within [`MUST_ARRIVE_US`] (the test fails).
+pub fn down_must_arrive(pid: sched::Pid) -> Option<sched::ExitReason> {
+    loop {
+        match receive_must_arrive()? {
+            sched::Message::Down { pid: who, reason, .. } if who == pid => return Some(reason),
+            _ => {}
+        }
+    }
+}
+
 /// Spawn options that start the `n`th of a series of processes on core `n` modulo the cores
 /// online: a series spread over every core.
 pub fn spread(n: usize) -> sched::SpawnOptions {

@@ -18,7 +18,7 @@
 use beamcore::sched::{self, ExitReason, Message, Pid};
 use beamcore::{ExitCode, println};
 use beamcore_apps::ensure;
-use beamcore_apps::testing::spread;
+use beamcore_apps::testing::{down_must_arrive, spread};
 
 /// Panics when dropped: the destructor an unwind runs.
 struct PanicsOnDrop;
@@ -86,15 +86,9 @@ fn main() -> ExitCode {
                 How::Kill => ensure!(sched::kill(pid).is_ok(), "kill {pid}"),
                 How::ExitSignal => ensure!(sched::send_exit(pid, ExitReason::Shutdown).is_ok(), "exit {pid}"),
             }
-            let reason = loop {
-                match sched::receive_timeout(20_000_000) {
-                    Some(Message::Down { pid: who, reason, .. }) if who == pid => break reason,
-                    Some(_) => continue,
-                    None => {
-                        ensure!(false, "{how:?}: no Down from {pid} within 20 s");
-                        unreachable!()
-                    }
-                }
+            let Some(reason) = down_must_arrive(pid) else {
+                ensure!(false, "{how:?}: no Down from {pid} within 20 s");
+                unreachable!()
             };
             ensure!(
                 reason == how.expected(),

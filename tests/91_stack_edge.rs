@@ -25,6 +25,7 @@ use beamcore::mm::layout::slot_stack_top;
 use beamcore::sched::{self, ExitReason, Message, Pid, SpawnOptions};
 use beamcore::{ExitCode, println};
 use beamcore_apps::ensure;
+use beamcore_apps::testing::down_must_arrive;
 
 /// Every case's stack: small enough for a slot's own stretch, so its limit is known exactly.
 const STACK_BYTES: usize = 16 * 1024;
@@ -196,15 +197,9 @@ fn main() -> ExitCode {
             let pid = pid.unwrap();
             ensure!(sched::monitor(pid).is_ok(), "monitor {pid}");
             ensure!(sched::send(pid, Message::Word(0)).is_ok(), "go {pid}");
-            let reason = loop {
-                match sched::receive_timeout(20_000_000) {
-                    Some(Message::Down { pid: who, reason, .. }) if who == pid => break reason,
-                    Some(_) => continue,
-                    None => {
-                        ensure!(false, "{name:?} at {margin} bytes left: no Down within 20 s");
-                        unreachable!()
-                    }
-                }
+            let Some(reason) = down_must_arrive(pid) else {
+                ensure!(false, "{name:?} at {margin} bytes left: no Down within 20 s");
+                unreachable!()
             };
             cases += 1;
             let allowed = reason == name.asked() || reason == ExitReason::StackOverflow;
