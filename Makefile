@@ -148,8 +148,7 @@ test-host: $(SETUP_STAMP)
 	@echo "==> test-host: the simulator (sim/): property tests against the kernel's own policy code"
 	$(MAKE) --no-print-directory test-sim
 	@echo "==> test-host: loom model checks: deque, signal queue, trace ring, kill against slot reuse, link/exit and monitors (release, --cfg loom)"
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-signal-queue -p beamcore-trace-ring --lib --release --target $(HOST_TARGET)
-	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-repo-checks --test kill_model --test link_exit_model --release --target $(HOST_TARGET)
+	RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p beamcore-deque -p beamcore-signal-queue -p beamcore-trace-ring -p beamcore-repo-checks --lib --test kill_model --test link_exit_model --release --target $(HOST_TARGET)
 
 test-qemu: $(SETUP_STAMP)
 	@echo "==> test-qemu: in-QEMU suite"
@@ -249,8 +248,10 @@ sim-calibrate: $(SETUP_STAMP) kernel sim-build
 	@echo "==> sim-calibrate: the simulator against the kernel in QEMU under -icount, 4 and 8 cores"
 	python3 scripts/sim-calibrate.py
 
+# The same build as a plain `cargo test` in sim/ (make test-packages runs one): both use the
+# dev profile, optimised in sim/Cargo.toml, so the second finds everything built.
 test-sim:
-	cargo test --release $(SIM_CARGO_ARGS)
+	cargo test $(SIM_CARGO_ARGS)
 
 # The calibration as a test (docs/simulator.md, "The calibration gate"): every observable (work
 # max/mean, steals, attempts, migrations: simulator against QEMU under -icount, paired by seed)

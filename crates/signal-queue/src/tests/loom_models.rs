@@ -271,7 +271,8 @@ fn loom_receive_loop_never_loses_a_wake() {
 /// takes the wrong signal or loses the order of the rest.
 fn selective_receive_loop<A: HeadAtomics>() {
     let queue = Arc::new(SignalQueue::<Signal, A>::new());
-    queue.push(Node::boxed((9, 0))).expect("open");
+    // The consumer has not waited yet, so nobody is to be woken.
+    assert_eq!(queue.push(Node::boxed((9, 0))).expect("open"), Pushed::Queued);
     let woken = Arc::new(AtomicBool::new(false));
     let producers = waking_senders(&queue, &woken, 2);
     let consumer = consumer(&queue);
