@@ -29,7 +29,8 @@ Each tests/NN_name.rs is a small kernel. Its header lines say how to run and jud
     //! qemu-test: profile=release             (build this test with `--release`, for what only
                                                an optimised build shows; default: the suite's)
 
-A test passes when QEMU exits with the expected status before the deadline and the console
+Cases run one at a time, but those under -icount, which run two at a time after the rest (see
+main). A test passes when QEMU exits with the expected status before the deadline and the console
 checks hold. A hung test is killed at its deadline and fails; every failure prints the console.
 The summary line is `N passed, N failed`.
 
@@ -46,6 +47,7 @@ Usage: test-qemu.py [--test SUBSTRING]... [--config NAME]... [--list] [--release
 """
 
 import argparse
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -384,6 +386,15 @@ def run_image_case(name):
     return not problems, "; ".join(problems), "".join(log), time.monotonic() - started
 
 
+# How many -icount cases run at once (see main).
+ICOUNT_JOBS = 2
+
+
+def under_icount(spec):
+    """Whether a case runs QEMU under -icount (and not under gdb, which waits on a port)."""
+    return spec is not None and "-icount" in spec["qemu_args"] and spec.get("gdb") is None
+
+
 # Console lines repeated under each failure in the closing summary.
 FAILURE_TAIL_LINES = 25
 
@@ -447,19 +458,36 @@ def main():
     if any(c[2] is None for c in cases):
         rpi4.build_image()
         rpi4.build_qemu_image()
-    passed = failed = 0
-    failures = []  # (label, why, the console's last lines)
-    for i, (name, config, spec, variant, memory) in enumerate(cases, 1):
+    def run_one(case):
+        name, config, spec, variant, memory = case
         executable = (rpi4_images if config == RPI4_CONFIG else executables).get(name)
         if spec is None:
-            ok, why, output, elapsed = run_image_case(name)
-        elif executable is None:
-            ok, why, output, elapsed = False, "not built (missing [[test]] entry in Cargo.toml?)", "", 0.0
-        else:
-            elf = rpi4_elfs.get(name) if config == RPI4_CONFIG else executable
-            ok, why, output, elapsed = run_case(executable, config, spec, variant, dtb, elf, memory)
+            return run_image_case(name)
+        if executable is None:
+            return False, "not built (missing [[test]] entry in Cargo.toml?)", "", 0.0
+        elf = rpi4_elfs.get(name) if config == RPI4_CONFIG else executable
+        return run_case(executable, config, spec, variant, dtb, elf, memory)
+
+    passed = failed = 0
+    failures = []  # (label, why, the console's last lines)
+    # Cases under -icount run two at a time, after the others: their QEMU runs every vCPU on one
+    # host thread and its guest time counts instructions, so a second QEMU beside it changes
+    # nothing it sees but the wall time. The others (MTTCG: one host thread per vCPU, guest time
+    # from the host clock) run alone, as a user's `make run` would.
+    solo = [c for c in cases if not under_icount(c[2])]
+    paired = [c for c in cases if under_icount(c[2])]
+
+    def results():
+        for case in solo:
+            yield case, run_one(case)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=ICOUNT_JOBS) as pool:
+            futures = {pool.submit(run_one, case): case for case in paired}
+            for future in concurrent.futures.as_completed(futures):
+                yield futures[future], future.result()
+
+    for i, (case, (ok, why, output, elapsed)) in enumerate(results(), 1):
         tag = "PASS" if ok else "FAIL"
-        label = label_of(name, config, spec, variant, memory)
+        label = label_of(*case)
         print(f"[{i}/{len(cases)}] {tag} {label} ({elapsed:.1f}s){'' if ok else ': ' + why}", flush=True)
         if ok:
             checked = [l for l in output.splitlines() if l.startswith("test: ")]
