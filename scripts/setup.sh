@@ -43,7 +43,7 @@ orig_sha256() {
 
 # build_counting_qemu DIR: qemu-aarch64 (linux-user only, TCG plugins on, every optional feature
 # off) from the Debian source package of the installed qemu-user, into DIR/bin, with the plugin
-# API's header in DIR/include. 9 to 15 minutes on two cores (ninja -j2; 15 when shared); the
+# API's header in DIR/include. 5 to 15 minutes on two cores (ninja -j2; 15 when shared); the
 # source tree is then deleted (about 600 MB), the downloaded tarball kept beside DIR.
 build_counting_qemu() {
     local dest=$1 work version upstream orig sums
@@ -52,7 +52,7 @@ build_counting_qemu() {
     upstream=${version#*:}
     upstream=${upstream%-*}
     orig="qemu_${upstream}.orig.tar.xz"
-    say "building qemu-aarch64 ${upstream} with TCG plugins from Debian's source (once; 9 to 15 minutes on two cores)"
+    say "building qemu-aarch64 ${upstream} with TCG plugins from Debian's source (once; 5 to 15 minutes on two cores)"
     local deps=() dep
     for dep in gcc make pkgconf libglib2.0-dev zlib1g-dev ninja-build flex bison python3-venv; do
         dpkg -s "$dep" >/dev/null 2>&1 || deps+=("$dep")
