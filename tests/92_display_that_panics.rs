@@ -18,10 +18,10 @@
 
 use core::fmt;
 
-use beamcore::sched::{self, ExitReason, Message, Pid};
+use beamcore::sched::{self, ExitReason, Message};
 use beamcore::{ExitCode, println};
 use beamcore_apps::ensure;
-use beamcore_apps::testing::PanickingDisplay;
+use beamcore_apps::testing::{PanickingDisplay, down_must_arrive};
 
 struct Repeat(char, usize);
 
@@ -34,15 +34,6 @@ impl fmt::Display for Repeat {
     }
 }
 
-fn ended(pid: Pid) -> Option<ExitReason> {
-    loop {
-        match sched::receive_timeout(20_000_000)? {
-            Message::Down { pid: who, reason, .. } if who == pid => return Some(reason),
-            _ => {}
-        }
-    }
-}
-
 fn run(body: fn()) -> Option<ExitReason> {
     let pid = sched::spawn(move || {
         let _go = sched::receive();
@@ -51,7 +42,7 @@ fn run(body: fn()) -> Option<ExitReason> {
     .ok()?;
     sched::monitor(pid).ok()?;
     sched::send(pid, Message::Word(0)).ok()?;
-    ended(pid)
+    down_must_arrive(pid)
 }
 
 fn main() -> ExitCode {
