@@ -30,6 +30,8 @@ mod queues;
 mod run;
 mod state;
 mod steal;
+#[cfg(test)]
+mod window_tests;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
@@ -51,9 +53,13 @@ use crate::workload::{Shared, Workload};
 /// The simulated counter's frequency: one tick per nanosecond.
 pub const COUNTER_HZ: u64 = 1_000_000_000;
 /// Most cores a thief considers: the kernel's picker handles `MAX_CORES` (64) views. Beyond
-/// that the simulated thief hands it a window of 64: itself and 63 others (its cluster first
-/// under `locality`), drawn afresh each round.
+/// that the simulated thief hands it a window of 64, drawn afresh each round: itself, its
+/// cluster under `locality`, the cores the overload hint names, and random others
+/// (`Sim::window`).
 pub const VIEW_WINDOW: usize = 64;
+/// Reading one word of the overload hint beyond [`VIEW_WINDOW`] cores (64 cores' bits): a load,
+/// a count of its set bits and a branch.
+const HINT_WORD_NS: u64 = 4;
 /// Cores per cluster (MPIDR Aff1), as on QEMU virt with GICv3: 16.
 pub const CLUSTER: usize = 16;
 /// The scheduler loop's own cost per pass that finds nothing (inbox, timeouts, jobs): counted.

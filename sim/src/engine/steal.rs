@@ -6,13 +6,13 @@
 use beamcore_deque::Steal;
 use beamcore_sched_policy::balance::{
     CoreView, NEVER, RebalancePlan, Refusal, Strategy, VictimPicker, backoff_counts, check_victim, cooldown_ends_at,
-    plan_rebalance, rebalance_due, steal_count,
+    plan_rebalance, rebalance_due, steal_count, worth_a_thief,
 };
 use beamcore_sched_policy::priority::LEVELS;
 
 use super::deliberate_bug;
 use super::state::{Phase, Round};
-use super::{CLUSTER, Sim, VIEW_WINDOW};
+use super::{CLUSTER, HINT_WORD_NS, Sim, VIEW_WINDOW};
 
 fn latency_bucket(ns: u64) -> usize {
     let log = 64 - ns.leading_zeros() as usize;
@@ -20,8 +20,9 @@ fn latency_bucket(ns: u64) -> usize {
 }
 
 impl Sim<'_> {
-    /// The cores a thief's views cover: all of them, or beyond [`VIEW_WINDOW`] the thief first
-    /// and 63 others.
+    /// The cores a thief's views cover: all of them, or beyond [`VIEW_WINDOW`] the thief, its
+    /// cluster under `locality`, the cores the overload hint names (drawn at random when more
+    /// than fit), and random others up to 64 (docs/simulator.md, "Beyond 64 cores").
     pub(super) fn window(&mut self, thief: usize) -> Vec<usize> {
         let n = self.cfg.cores;
         if n <= VIEW_WINDOW {
@@ -40,7 +41,19 @@ impl Sim<'_> {
         for &c in &window {
             self.window_marks[c] = stamp;
         }
+        // The hint: the cores holding work worth a thief, as a bitmap each core keeps current
+        // (its bit set when its stealable count reaches `min_steal`, cleared when it falls
+        // below), which the thief reads whole. Exact here: the engine runs one action at a time.
+        let config = self.policy.config;
+        let mut hinted: Vec<usize> = (0..n)
+            .filter(|&c| self.window_marks[c] != stamp && worth_a_thief(&config, self.cores[c].stealable()))
+            .collect();
         let rng = &mut self.cores[thief].window_rng;
+        while window.len() < VIEW_WINDOW && !hinted.is_empty() {
+            let c = hinted.swap_remove(rng.below(hinted.len() as u64) as usize);
+            self.window_marks[c] = stamp;
+            window.push(c);
+        }
         while window.len() < VIEW_WINDOW {
             let c = rng.below(n as u64) as usize;
             if self.window_marks[c] != stamp {
@@ -49,6 +62,13 @@ impl Sim<'_> {
             }
         }
         window
+    }
+
+    /// What reading the overload hint costs a thief: one word of the bitmap per 64 cores (none
+    /// at 64 cores or fewer, where a thief reads every core's view).
+    pub(super) fn hint_cost(&self) -> u64 {
+        let n = self.cfg.cores;
+        if n <= VIEW_WINDOW { 0 } else { n.div_ceil(64) as u64 * HINT_WORD_NS }
     }
 
     pub(super) fn views(&self, window: &[usize]) -> Vec<CoreView> {
@@ -130,6 +150,7 @@ impl Sim<'_> {
         let views = self.views(&window);
         let me = window.iter().position(|&c| c == core).expect("the thief is in its window");
         let strategy = self.policy.strategy;
+        let hint_cost = self.hint_cost();
         let c = &mut self.cores[core];
         let picked = VictimPicker::pick(
             deliberate_bug::strategy(strategy.effective(&c.adaptive)),
@@ -143,7 +164,7 @@ impl Sim<'_> {
         let thief_load = views[me].load;
         // The first attempt's backoff is zero, but `try_steal` draws its jitter all the same.
         let _ = c.rng.next_u64();
-        let cost = cost + window.len() as u64 * self.costs.view;
+        let cost = cost + window.len() as u64 * self.costs.view + hint_cost;
         let at = now + c.scale(cost);
         c.phase = Phase::Steal(Round { victims, next: 0, cooled_at: None, thief_load, window });
         self.schedule(core, at);
