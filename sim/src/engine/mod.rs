@@ -60,6 +60,8 @@ pub const VIEW_WINDOW: usize = 64;
 /// Reading one word of the overload hint beyond [`VIEW_WINDOW`] cores (64 cores' bits): a load,
 /// a count of its set bits and a branch.
 const HINT_WORD_NS: u64 = 4;
+/// `Sim::hint_at` of a core not in the hint.
+const NOT_HINTED: usize = usize::MAX;
 /// Cores per cluster (MPIDR Aff1), as on QEMU virt with GICv3: 16.
 pub const CLUSTER: usize = 16;
 /// The scheduler loop's own cost per pass that finds nothing (inbox, timeouts, jobs): counted.
@@ -77,6 +79,10 @@ pub struct Sim<'a> {
     procs: Vec<Proc>,
     heap: BinaryHeap<Reverse<(u64, usize, u64)>>,
     sleepers: BTreeSet<usize>,
+    /// The overload hint: the cores whose stealable count is worth a thief, in no order
+    /// (`refresh_hint`), and each core's place in it ([`NOT_HINTED`]: none).
+    hinted: Vec<usize>,
+    hint_at: Vec<usize>,
     /// Summed shares of the cores not asleep (with `SimConfig::shares`).
     awake_shares: f64,
     searching: usize,
@@ -139,6 +145,8 @@ impl<'a> Sim<'a> {
             procs: Vec::new(),
             heap: BinaryHeap::new(),
             sleepers: BTreeSet::new(),
+            hinted: Vec::new(),
+            hint_at: vec![NOT_HINTED; n],
             awake_shares: 0.0,
             searching: 0,
             shared: Shared::default(),

@@ -7,11 +7,11 @@ use std::collections::VecDeque;
 
 use beamcore_deque::Steal;
 use beamcore_sched_policy::Priority;
-use beamcore_sched_policy::balance::{may_migrate, should_wake_a_thief};
+use beamcore_sched_policy::balance::{may_migrate, should_wake_a_thief, worth_a_thief};
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, low_priority_rule};
 
-use super::Sim;
 use super::state::{Core, Phase, Proc, State};
+use super::{NOT_HINTED, Sim};
 use crate::workload::Program;
 
 impl Sim<'_> {
@@ -54,12 +54,31 @@ impl Sim<'_> {
         if movable {
             // Never refused: a full deque spills to the overflow queue.
             let _placement = c.queues[level].push(u64::from(pid));
+            self.refresh_hint(core);
             if !self.sleepers.is_empty() {
                 let stealable = self.cores[core].queues[level].len();
                 self.wake_a_thief(core, stealable, now);
             }
         } else {
             c.private[level].push_back(pid);
+        }
+    }
+
+    /// Keeps `core`'s place in the overload hint (`Sim::hinted`) true to its stealable count:
+    /// called after every change of its stealable queues, as the kernel's owner would set or
+    /// clear its bit.
+    pub(super) fn refresh_hint(&mut self, core: usize) {
+        let worth = worth_a_thief(&self.policy.config, self.cores[core].stealable());
+        let at = self.hint_at[core];
+        if worth && at == NOT_HINTED {
+            self.hint_at[core] = self.hinted.len();
+            self.hinted.push(core);
+        } else if !worth && at != NOT_HINTED {
+            self.hinted.swap_remove(at);
+            if let Some(&moved) = self.hinted.get(at) {
+                self.hint_at[moved] = at;
+            }
+            self.hint_at[core] = NOT_HINTED;
         }
     }
 
@@ -125,6 +144,7 @@ impl Sim<'_> {
                     take_queue(c).or_else(|| c.private[level].pop_front())
                 };
                 let Some(pid) = taken else { break };
+                self.refresh_hint(core);
                 let priority = self.procs[pid as usize].priority;
                 self.cores[core].runnable[priority as usize] -= 1;
                 let passes = &mut self.procs[pid as usize].low_passes;

@@ -12,7 +12,7 @@ use beamcore_sched_policy::priority::LEVELS;
 
 use super::deliberate_bug;
 use super::state::{Phase, Round};
-use super::{CLUSTER, HINT_WORD_NS, Sim, VIEW_WINDOW};
+use super::{CLUSTER, HINT_WORD_NS, NOT_HINTED, Sim, VIEW_WINDOW};
 
 fn latency_bucket(ns: u64) -> usize {
     let log = 64 - ns.leading_zeros() as usize;
@@ -43,11 +43,15 @@ impl Sim<'_> {
         }
         // The hint: the cores holding work worth a thief, as a bitmap each core keeps current
         // (its bit set when its stealable count reaches `min_steal`, cleared when it falls
-        // below), which the thief reads whole. Exact here: the engine runs one action at a time.
-        let config = self.policy.config;
-        let mut hinted: Vec<usize> = (0..n)
-            .filter(|&c| self.window_marks[c] != stamp && worth_a_thief(&config, self.cores[c].stealable()))
-            .collect();
+        // below), which the thief reads whole. Exact here (`refresh_hint` after every change;
+        // the engine runs one action at a time).
+        debug_assert!(
+            (0..n)
+                .all(|c| (self.hint_at[c] != NOT_HINTED)
+                    == worth_a_thief(&self.policy.config, self.cores[c].stealable())),
+            "the overload hint is out of date"
+        );
+        let mut hinted: Vec<usize> = self.hinted.iter().copied().filter(|&c| self.window_marks[c] != stamp).collect();
         let rng = &mut self.cores[thief].window_rng;
         while window.len() < VIEW_WINDOW && !hinted.is_empty() {
             let c = hinted.swap_remove(rng.below(hinted.len() as u64) as usize);
@@ -83,6 +87,7 @@ impl Sim<'_> {
             while taken < count {
                 match self.cores[victim].stealers[level].steal() {
                     Steal::Success(item) => {
+                        self.refresh_hint(victim);
                         let pid = item as u32;
                         self.migrate(pid, victim, thief);
                         self.enqueue_local(thief, pid, now);
@@ -125,6 +130,7 @@ impl Sim<'_> {
             while moved < batch {
                 match self.cores[busiest].stealers[level].steal() {
                     Steal::Success(item) => {
+                        self.refresh_hint(busiest);
                         let pid = item as u32;
                         self.migrate(pid, busiest, idlest);
                         self.make_runnable(0, pid, now);

@@ -10,11 +10,12 @@ use crate::workload::Workload;
 /// A simulation of `cores` cores, not run: `loaded` cores given `per_core` stealable processes.
 fn loaded_sim<'a>(costs: &'a CostModel, policy: Policy, cores: usize, loaded: &[usize], per_core: u64) -> Sim<'a> {
     let workload = Workload::kernel("fib").expect("fib");
-    let sim = Sim::new(workload, policy, SimConfig::new(cores, 3), costs);
+    let mut sim = Sim::new(workload, policy, SimConfig::new(cores, 3), costs);
     for &c in loaded {
         for pid in 0..per_core {
             let _ = sim.cores[c].queues[1].push(pid);
         }
+        sim.refresh_hint(c);
     }
     sim
 }
