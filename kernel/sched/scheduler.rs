@@ -32,7 +32,7 @@ use crate::record::stats::{self, add};
 use crate::record::trace::{self, Event};
 use crate::run::active;
 use crate::run::attention;
-use crate::run::idle::{SEARCHING, SLEEPERS, wake_a_thief};
+use crate::run::idle::{self, SEARCHING, SLEEPERS, wake_a_thief};
 use crate::run::percore::{self, OnCore};
 use crate::run::shared_queue;
 use crate::run::wake::drain_inbox;
@@ -216,6 +216,7 @@ fn sleep(mut core: OnCore) {
         // ORDERING: SeqCst read-modify-write, then the fresh look at the other cores' queues
         // below: work pushed before this point is seen there, or the pusher (which reads
         // `SLEEPERS` after pushing) sees this core asleep and may wake it.
+        idle::sleep_begins(id.index(), cpu::counter(), work_elsewhere(id));
         SLEEPERS.insert(id.index(), Ordering::SeqCst);
         let work_to_take = if shared_queues() { shared_queue::has_work() } else { steal_would_succeed(&mut core) };
         if work_to_take {
@@ -233,7 +234,8 @@ fn sleep(mut core: OnCore) {
         SLEEPERS.remove(id.index(), Ordering::Relaxed);
         add(&core.scheduler().stats.asleep_counts, slept);
         if work_elsewhere(id) {
-            add(&core.scheduler().stats.idle_with_work_counts, slept);
+            let waited = idle::idle_with_work(id.index(), fell_asleep, fell_asleep + slept);
+            add(&core.scheduler().stats.idle_with_work_counts, waited);
         }
     }
     // ORDERING: Relaxed: nobody needs to see the end of the sleep in order; a waker that still

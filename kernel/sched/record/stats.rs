@@ -70,8 +70,9 @@ pub struct CoreStats {
     /// Counts spent asleep in WFI.
     pub asleep_counts: AtomicU64,
     /// Counts this core spent asleep or searching while another core held at least
-    /// `min_steal` stealable processes: parallelism lost. An upper bound: a sleep is counted
-    /// whole when there was such work at its end, though the work may have appeared late.
+    /// `min_steal` stealable processes: parallelism lost. A sleep with such work at its end
+    /// counts from when the work was first offered to the sleepers (`idle::idle_with_work`),
+    /// or whole when no offer was recorded (an upper bound).
     pub idle_with_work_counts: AtomicU64,
     /// Smallest gap, in counts, between two successful steals from the same victim
     /// (u64::MAX if there were none): never below the cooldown.

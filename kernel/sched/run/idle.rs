@@ -3,12 +3,13 @@
 //! queues stealable work wakes a sleeper to take it (as Go's runtime wakes an idle P) unless
 //! one is searching already.
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::settings::config;
 use beamcore_core_set::CoreSet;
 use beamcore_hal::arch::cpu;
-use beamcore_sched_policy::balance::should_wake_a_thief;
+use beamcore_mm::layout::MAX_CORES;
+use beamcore_sched_policy::balance::{should_wake_a_thief, worth_a_thief};
 use beamcore_smp::{self as smp, Sgi};
 
 /// Cores asleep in WFI, so a core that queues stealable work can wake one to take it instead of
@@ -20,8 +21,18 @@ pub(crate) static SLEEPERS: CoreSet = CoreSet::new();
 /// cores do not all hammer the same victims.
 pub(crate) static SEARCHING: AtomicUsize = AtomicUsize::new(0);
 
+/// When each sleeper was first offered work worth a thief during its current sleep (a counter
+/// reading; 0: not yet). At the end of a sleep, idle-with-work is counted from then, not from
+/// the sleep's start: a core asleep before the work existed (as every other core is when a
+/// program starts) did not leave it waiting (`idle_with_work`).
+static WORK_OFFERED_AT: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+/// Sleepers not yet offered work worth a thief: the first core to queue such work stamps them
+/// all and empties the set, so later pushes pay one load.
+static UNOFFERED: CoreSet = CoreSet::new();
+
 /// With enough stealable work queued here and no core searching, wakes one sleeping core to
-/// come and take some (a searching core would find it by itself within microseconds).
+/// come and take some (a searching core would find it by itself within microseconds). Every
+/// sleeper learns when such work was first offered (`WORK_OFFERED_AT`).
 ///
 /// The loads are Relaxed, and nothing orders them after the push that made the work: a core
 /// that announces its sleep just then may be missed here while its own last look (in `sleep`)
@@ -30,14 +41,51 @@ pub(crate) static SEARCHING: AtomicUsize = AtomicUsize::new(0);
 /// path) to close that window would cost more than it saves.
 pub(crate) fn wake_a_thief(stealable_here: usize) {
     let sleepers = SLEEPERS.load();
-    // ORDERING: Relaxed, as explained above.
-    if !should_wake_a_thief(&config().balance, stealable_here, !sleepers.is_empty(), SEARCHING.load(Ordering::Relaxed))
-    {
+    let config = &config().balance;
+    if sleepers.is_empty() || !worth_a_thief(config, stealable_here) {
         return;
     }
+    if !UNOFFERED.is_empty() {
+        let now = cpu::counter();
+        for sleeper in UNOFFERED.take_all(Ordering::Relaxed).iter() {
+            // ORDERING: Relaxed: a statistic's timestamp (see `idle_with_work`).
+            WORK_OFFERED_AT[sleeper].store(now, Ordering::Relaxed);
+        }
+    }
     let me = cpu::core_id();
+    // ORDERING: Relaxed, as explained above.
+    if !should_wake_a_thief(config, stealable_here, true, SEARCHING.load(Ordering::Relaxed)) {
+        return;
+    }
     if let Some(other) = sleepers.first_other_than(me) {
         let _ = smp::send_sgi(other, Sgi::Wake);
+    }
+}
+
+/// The calling core is about to announce a sleep that begins at `now`: work worth a thief
+/// waits elsewhere already (`waiting`: refused by a cooldown, say) or not yet.
+pub(crate) fn sleep_begins(me: usize, now: u64, waiting: bool) {
+    // ORDERING: Relaxed: a statistic. A late stamp from an offer made during an earlier sleep
+    // can land after this; it is older than this sleep, so the whole sleep counts (see
+    // `idle_with_work`): an upper bound, as before offers were recorded.
+    if waiting {
+        UNOFFERED.remove(me, Ordering::Relaxed);
+        WORK_OFFERED_AT[me].store(now, Ordering::Relaxed);
+    } else {
+        WORK_OFFERED_AT[me].store(0, Ordering::Relaxed);
+        UNOFFERED.insert(me, Ordering::Relaxed);
+    }
+}
+
+/// Of a sleep from `fell_asleep` to `woke`, with work worth a thief elsewhere at its end, the
+/// counts that work waited: from the first offer the sleep saw, or the whole sleep if none
+/// was recorded (work that came by a path that does not offer it, such as a message waking a
+/// process elsewhere: an upper bound).
+pub(crate) fn idle_with_work(me: usize, fell_asleep: u64, woke: u64) -> u64 {
+    // ORDERING: Relaxed: a statistic.
+    match WORK_OFFERED_AT[me].load(Ordering::Relaxed) {
+        0 => woke.wrapping_sub(fell_asleep),
+        offered => woke.wrapping_sub(offered.max(fell_asleep)),
     }
 }
 

@@ -78,6 +78,16 @@ impl Sim<'_> {
             self.schedule(core, now);
             return;
         }
+        // Work worth a thief anywhere already (the kernel's `work_elsewhere`, every core).
+        if self.hinted.iter().any(|&c| c != core) {
+            self.cores[core].work_offered_at = Some(now);
+        } else {
+            self.cores[core].work_offered_at = None;
+            if !self.cores[core].unoffered {
+                self.cores[core].unoffered = true;
+                self.unoffered.push(core);
+            }
+        }
         self.sleepers.insert(core);
         if self.steal_would_succeed(core, now) {
             self.sleepers.remove(&core);

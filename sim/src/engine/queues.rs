@@ -85,6 +85,13 @@ impl Sim<'_> {
     /// `wake_a_thief`: with enough stealable work here and no core searching, wake the
     /// lowest-numbered sleeper.
     pub(super) fn wake_a_thief(&mut self, me: usize, stealable_here: usize, now: u64) {
+        if !self.sleepers.is_empty() && worth_a_thief(&self.policy.config, stealable_here) {
+            for core in self.unoffered.drain(..) {
+                let c = &mut self.cores[core];
+                c.work_offered_at = Some(now);
+                c.unoffered = false;
+            }
+        }
         if !should_wake_a_thief(&self.policy.config, stealable_here, !self.sleepers.is_empty(), self.searching) {
             return;
         }

@@ -26,7 +26,9 @@ impl Sim<'_> {
                 self.cores[core].stats.asleep_ns += slept;
                 let window = self.window(core);
                 if self.work_elsewhere(core, &window) {
-                    self.cores[core].stats.idle_with_work_ns += slept;
+                    // From the first offer of work during the sleep, or the whole sleep.
+                    let offered = self.cores[core].work_offered_at.map_or(since, |at| at.max(since));
+                    self.cores[core].stats.idle_with_work_ns += now - offered;
                 }
                 self.loop_pass(core, now);
             }
