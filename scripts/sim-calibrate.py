@@ -132,6 +132,10 @@ def observe(report):
         "attempts": sum(c["steal_attempts"] for c in per_core),
         "migrations": sum(c["migrated_in"] for c in per_core),
         "idle_with_work_us": sum(c["idle_with_work_us"] for c in per_core),
+        # Sleeps a wake-up SGI ended and their summed latency (the kernel's; the simulator
+        # reports none).
+        "wakes": sum(c.get("wakes", 0) for c in per_core),
+        "wake_latency_ns": sum(c.get("wake_latency_ns", 0) for c in per_core),
     }
 
 
@@ -180,12 +184,16 @@ def qemu_run(workload, policy, cores, seed, variant=(0, 0), target_dir=TARGET):
     return {**observe(data), "probe": data["probe_units"], "command": " ".join(cmd)}
 
 
-def sim_run(binary, workload, policy, cores, seed, probe=None):
+def sim_run(binary, workload, policy, cores, seed, qemu=None):
+    """The simulator on the machine of the QEMU run `qemu` (its cores' shares and its mean
+    wake-up latency), or on equal cores with the cost model's latency."""
     cmd = [str(binary), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
            "--seed", str(seed), "--per-core"]
-    if probe:
-        total = sum(probe)
-        cmd += ["--shares", ",".join(f"{u / total:.5f}" for u in probe)]
+    if qemu:
+        total = sum(qemu["probe"])
+        cmd += ["--shares", ",".join(f"{u / total:.5f}" for u in qemu["probe"])]
+        if qemu.get("wakes"):
+            cmd += ["--wake-ns", str(round(qemu["wake_latency_ns"] / qemu["wakes"]))]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     return observe(json.loads(next(l for l in out.splitlines() if l.startswith("report: "))[len("report: "):]))
 
@@ -279,9 +287,9 @@ def run_qemu_cases(cases, jobs, variant=(0, 0), target_dir=TARGET):
 def simulate(binary, cases, qemu, jobs, equal_cores=False):
     """{case: [observables per seed]} of the simulator on QEMU's shares (or on equal cores)."""
     work = [(case, seed) for case in cases for seed in SEEDS]
-    probe = (lambda case, seed: None) if equal_cores else (lambda case, seed: qemu[(case, seed)]["probe"])
+    machine = (lambda case, seed: None) if equal_cores else (lambda case, seed: qemu[(case, seed)])
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        runs = list(pool.map(lambda cs: sim_run(binary, *cs[0], cs[1], probe(*cs)), work))
+        runs = list(pool.map(lambda cs: sim_run(binary, *cs[0], cs[1], machine(*cs)), work))
     out = {}
     for (case, _seed), run in zip(work, runs):
         out.setdefault(case, []).append(run)

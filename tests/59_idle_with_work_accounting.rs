@@ -10,8 +10,9 @@
 //! rounds each core's idle-with-work grows by at most the rounds' summed windows. Charging
 //! whole sleeps (as the kernel did before offers were recorded) adds the part of each sleep
 //! before `offered`, hundreds of microseconds a round against windows of a few dozen, and fails
-//! this. The test also requires that in every round some core slept and then stole, so the
-//! bound is not met by cores that never slept.
+//! this. The test also requires that in every round some core slept, was woken by an SGI and
+//! stole, so the bound is not met by cores that never slept, and that the wake-ups' mean latency
+//! (`wakes`, `wake_latency_counts`) lies within a round's window.
 //!
 //! qemu-test: configs=a72-smp4
 //! qemu-test: qemu-args=-icount shift=0,sleep=off
@@ -46,9 +47,15 @@ fn read(core: usize, counter: fn(&sched::CoreStats) -> &AtomicU64) -> u64 {
     counter(sched::core_stats(core)).load(Ordering::Relaxed)
 }
 
-/// A core's counts asleep, steals and idle-with-work counts.
-fn snapshot(core: usize) -> [u64; 3] {
-    [read(core, |s| &s.asleep_counts), read(core, |s| &s.steals), read(core, |s| &s.idle_with_work_counts)]
+/// A core's counts asleep, steals, idle-with-work counts, wake-ups by SGI and their latency.
+fn snapshot(core: usize) -> [u64; 5] {
+    [
+        read(core, |s| &s.asleep_counts),
+        read(core, |s| &s.steals),
+        read(core, |s| &s.idle_with_work_counts),
+        read(core, |s| &s.wakes),
+        read(core, |s| &s.wake_latency_counts),
+    ]
 }
 
 fn main() -> ExitCode {
@@ -56,9 +63,10 @@ fn main() -> ExitCode {
     ensure!(cores >= 2, "this test needs a second core");
     let mut windows = 0u64;
     let mut charged = [0u64; 64];
+    let (mut wakes, mut latency) = (0u64, 0u64);
     for round in 0..ROUNDS {
         sched::sleep(3_000);
-        let before: [[u64; 3]; 64] = core::array::from_fn(|c| if c < cores { snapshot(c) } else { [0; 3] });
+        let before: [[u64; 5]; 64] = core::array::from_fn(|c| if c < cores { snapshot(c) } else { [0; 5] });
         let offered = cpu::counter();
         for _ in 0..PER_ROUND {
             let spawned = sched::spawn_with(SpawnOptions::default().on_core(0).stack_bytes(4096), short_task);
@@ -73,11 +81,13 @@ fn main() -> ExitCode {
         windows += ended - offered;
         let mut woke_and_stole = false;
         for c in 1..cores {
-            let [asleep, steals, idle] = snapshot(c);
+            let [asleep, steals, idle, woken, waited] = snapshot(c);
             charged[c] += idle - before[c][2];
-            woke_and_stole |= asleep > before[c][0] && steals > before[c][1];
+            woke_and_stole |= asleep > before[c][0] && steals > before[c][1] && woken > before[c][3];
+            wakes += woken - before[c][3];
+            latency += waited - before[c][4];
         }
-        ensure!(woke_and_stole, "round {round}: no core slept and then stole the work");
+        ensure!(woke_and_stole, "round {round}: no core was woken by an SGI and then stole the work");
     }
     let mut most = 0;
     for (c, &counts) in charged.iter().enumerate().take(cores).skip(1) {
@@ -87,7 +97,16 @@ fn main() -> ExitCode {
         );
         most = most.max(counts);
     }
+    // Each wake-up's latency runs from its SGI, sent after `offered`, to the core running
+    // again, before `ended`: the mean lies within one round's window.
+    ensure!(
+        wakes >= ROUNDS && latency / wakes <= windows / ROUNDS,
+        "wake-ups: {wakes} over {ROUNDS} rounds, mean latency {} counts against rounds of {} counts",
+        latency / wakes.max(1),
+        windows / ROUNDS
+    );
     println!("test: idle with work: a core charged {most} of {windows} counts offered at most, over {ROUNDS} rounds");
+    println!("test: wake-ups: {wakes}, mean latency {} counts", latency / wakes);
     ExitCode::Success
 }
 

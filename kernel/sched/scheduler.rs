@@ -232,7 +232,12 @@ fn sleep(mut core: OnCore) {
         trace::core_event(Event::IdleEnd, id, 0);
         let slept = cpu::counter() - fell_asleep;
         SLEEPERS.remove(id.index(), Ordering::Relaxed);
-        add(&core.scheduler().stats.asleep_counts, slept);
+        let stats = core.scheduler().stats;
+        add(&stats.asleep_counts, slept);
+        if let Some(latency) = idle::wake_latency(id.index(), fell_asleep, fell_asleep + slept) {
+            add(&stats.wakes, 1);
+            add(&stats.wake_latency_counts, latency);
+        }
         if work_elsewhere(id) {
             let waited = idle::idle_with_work(id.index(), fell_asleep, fell_asleep + slept);
             add(&core.scheduler().stats.idle_with_work_counts, waited);

@@ -69,6 +69,11 @@ pub struct CoreStats {
     pub steal_latency: [AtomicU64; LATENCY_BUCKETS],
     /// Counts spent asleep in WFI.
     pub asleep_counts: AtomicU64,
+    /// Sleeps a wake-up SGI ended (for work, a woken process, the shared queue), and the counts
+    /// from each one's first SGI to the core running again: what a wake-up costs in time
+    /// (`idle::wake_latency`). Sleeps the tick ended are not among them.
+    pub wakes: AtomicU64,
+    pub wake_latency_counts: AtomicU64,
     /// Counts this core spent asleep or searching while another core held at least
     /// `min_steal` stealable processes: parallelism lost. A sleep with such work at its end
     /// counts from when the work was first offered to the sleepers (`idle::idle_with_work`),
@@ -132,6 +137,8 @@ impl CoreStats {
             migrated_out: AtomicU64::new(0),
             steal_latency: [const { AtomicU64::new(0) }; LATENCY_BUCKETS],
             asleep_counts: AtomicU64::new(0),
+            wakes: AtomicU64::new(0),
+            wake_latency_counts: AtomicU64::new(0),
             idle_with_work_counts: AtomicU64::new(0),
             min_steal_gap: AtomicU64::new(u64::MAX),
             rebalanced: AtomicU64::new(0),

@@ -121,6 +121,8 @@ fn write_json(
             .uint("queue_lock_contended", read(&s.queue_lock_contended))?
             .uint("preemptions", read(&s.preemptions))?
             .uint("asleep_us", time::counts_to_us(read(&s.asleep_counts)))?
+            .uint("wakes", read(&s.wakes))?
+            .uint("wake_latency_ns", time::counts_to_ns(read(&s.wake_latency_counts)))?
             .uint("idle_with_work_us", time::counts_to_us(read(&s.idle_with_work_counts)))?;
         let gap = read(&s.min_steal_gap);
         if gap != u64::MAX {

@@ -30,6 +30,18 @@ static WORK_OFFERED_AT: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; M
 /// all and empties the set, so later pushes pay one load.
 static UNOFFERED: CoreSet = CoreSet::new();
 
+/// When a wake-up SGI was first sent to each core during its current sleep (a counter reading;
+/// 0: none yet): the start of the wake-up latency its end measures (`woken`).
+static WAKE_SENT_AT: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+
+/// Sends `core` a wake-up SGI (it sleeps, or is about to), noting when for its wake-up latency.
+pub(crate) fn send_wake(core: usize) {
+    // ORDERING: Relaxed: a statistic's timestamp; the first request of a sleep wins. A stale
+    // read on the woken core costs one sample, never a wake-up.
+    let _ = WAKE_SENT_AT[core].compare_exchange(0, cpu::counter(), Ordering::Relaxed, Ordering::Relaxed);
+    let _ = smp::send_sgi(core, Sgi::Wake);
+}
+
 /// With enough stealable work queued here and no core searching, wakes one sleeping core to
 /// come and take some (a searching core would find it by itself within microseconds). Every
 /// sleeper learns when such work was first offered (`WORK_OFFERED_AT`).
@@ -58,7 +70,7 @@ pub(crate) fn wake_a_thief(stealable_here: usize) {
         return;
     }
     if let Some(other) = sleepers.first_other_than(me) {
-        let _ = smp::send_sgi(other, Sgi::Wake);
+        send_wake(other);
     }
 }
 
@@ -68,6 +80,7 @@ pub(crate) fn sleep_begins(me: usize, now: u64, waiting: bool) {
     // ORDERING: Relaxed: a statistic. A late stamp from an offer made during an earlier sleep
     // can land after this; it is older than this sleep, so the whole sleep counts (see
     // `idle_with_work`): an upper bound, as before offers were recorded.
+    WAKE_SENT_AT[me].store(0, Ordering::Relaxed);
     if waiting {
         UNOFFERED.remove(me, Ordering::Relaxed);
         WORK_OFFERED_AT[me].store(now, Ordering::Relaxed);
@@ -75,6 +88,15 @@ pub(crate) fn sleep_begins(me: usize, now: u64, waiting: bool) {
         WORK_OFFERED_AT[me].store(0, Ordering::Relaxed);
         UNOFFERED.insert(me, Ordering::Relaxed);
     }
+}
+
+/// The sleep that began at `fell_asleep` has ended at `woke`: the counts since the first
+/// wake-up SGI sent during it, if one was (a sleep the tick ended has none).
+pub(crate) fn wake_latency(me: usize, fell_asleep: u64, woke: u64) -> Option<u64> {
+    // ORDERING: Relaxed: a statistic (see `send_wake`).
+    let sent = WAKE_SENT_AT[me].swap(0, Ordering::Relaxed);
+    let during = sent != 0 && sent.wrapping_sub(fell_asleep) as i64 >= 0;
+    during.then(|| woke.wrapping_sub(sent))
 }
 
 /// Of a sleep from `fell_asleep` to `woke`, with work worth a thief elsewhere at its end, the

@@ -21,13 +21,12 @@
 use alloc::collections::VecDeque;
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering, fence};
 
-use super::idle::SLEEPERS;
+use super::idle::{self, SLEEPERS};
 use crate::record::stats::{self, CoreStats, bump};
 use beamcore_hal::arch::cpu;
 use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_hal::sync::{IrqSpinLock, IrqSpinLockGuard};
 use beamcore_sched_policy::priority::LEVELS;
-use beamcore_smp::{self as smp, Sgi};
 
 /// Queued processes at which a push or take wakes a sleeping core: the core that pushes or takes
 /// is awake and will come to one of them itself, so only a second one is work for a sleeper
@@ -129,6 +128,6 @@ fn wake_a_sleeper() {
     // (Relaxed, word by word): the store-load order the Dekker pair needs.
     fence(Ordering::SeqCst);
     if let Some(other) = SLEEPERS.load().first_other_than(cpu::core_id()) {
-        let _ = smp::send_sgi(other, Sgi::Wake);
+        idle::send_wake(other);
     }
 }

@@ -10,13 +10,13 @@ use core::sync::atomic::Ordering;
 
 use super::active;
 use super::attention;
+use super::idle;
 use super::percore::{OnCore, scheduler};
 use crate::proc::process;
 use crate::record::stats;
 use crate::record::trace::{self, Event};
 use crate::settings::shared_queues;
 use beamcore_hal::ids::{CoreId, Slot};
-use beamcore_smp::{self as smp, Sgi};
 
 /// Queues the process in `slot` (already `Runnable`) on its core.
 pub(crate) fn make_runnable(core: &mut OnCore, slot: Slot) {
@@ -86,7 +86,7 @@ pub(crate) fn deliver(core: &mut OnCore, slot: Slot, mut target: CoreId) {
     let scheduler = scheduler(target);
     // ORDERING: SeqCst: the other half of the Dekker pair above.
     if scheduler.sleeping.load(Ordering::SeqCst) {
-        let _ = smp::send_sgi(target.index(), Sgi::Wake);
+        idle::send_wake(target.index());
     }
 }
 
