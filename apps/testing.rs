@@ -97,7 +97,8 @@ pub fn run_configured_and_check() -> ExitCode {
 /// completed exactly once (the workload's own check), with default thresholds `imbalanced`
 /// leaves no core idle and keeps the busiest within 1.5x the mean work, no process exceeded
 /// `max_migrations`, bound processes never ran elsewhere, no thief stole from one victim twice
-/// within `cooldown`, and with `protect_max=on` no max-priority process moved.
+/// within `cooldown`, with `protect_max=on` no max-priority process moved, and no core's time
+/// counters (asleep, idle with work, wake-up latency) exceed the time since boot.
 pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Result<String, String> {
     use beamcore::sched::telemetry::total;
     if !outcome.ok {
@@ -155,6 +156,22 @@ pub fn check_balancer_invariants(workload: Workload, outcome: &Outcome) -> Resul
                 "core {core} stole from one victim twice within {gap} counts (cooldown {})",
                 balance.cooldown_counts
             ));
+        }
+    }
+    // Time counters are sums of spans of this run: none can exceed the time since boot (a span
+    // taken backwards, a stamp from after the span's end, wraps to an enormous figure).
+    let up = beamcore::arch::cpu::counter();
+    for core in 0..cores {
+        let stats = sched::core_stats(core);
+        for (name, counts) in [
+            ("asleep", &stats.asleep_counts),
+            ("idle with work", &stats.idle_with_work_counts),
+            ("wake-up latency", &stats.wake_latency_counts),
+        ] {
+            let counts = counts.load(Ordering::Relaxed);
+            if counts > up {
+                return Err(format!("core {core}: {counts} counts {name}, more than the {up} since boot"));
+            }
         }
     }
     if balance.protect_max && max_priority_migrations() != 0 {

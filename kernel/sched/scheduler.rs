@@ -232,6 +232,7 @@ fn sleep(mut core: OnCore) {
         trace::core_event(Event::IdleEnd, id, 0);
         let slept = cpu::counter() - fell_asleep;
         SLEEPERS.remove(id.index(), Ordering::Relaxed);
+        idle::sleep_ended(id.index());
         let stats = core.scheduler().stats;
         add(&stats.asleep_counts, slept);
         if let Some(latency) = idle::wake_latency(id.index(), fell_asleep, fell_asleep + slept) {

@@ -95,8 +95,9 @@ pub(crate) fn sleep_begins(me: usize, now: u64, waiting: bool) {
 pub(crate) fn wake_latency(me: usize, fell_asleep: u64, woke: u64) -> Option<u64> {
     // ORDERING: Relaxed: a statistic (see `send_wake`).
     let sent = WAKE_SENT_AT[me].swap(0, Ordering::Relaxed);
-    let during = sent != 0 && sent.wrapping_sub(fell_asleep) as i64 >= 0;
-    during.then(|| woke.wrapping_sub(sent))
+    // A request noted after `woke` (sent while this core was already running) is not this
+    // sleep's: the counter is the machine's one clock, so the comparisons hold across cores.
+    (sent != 0 && (fell_asleep..=woke).contains(&sent)).then(|| woke - sent)
 }
 
 /// Of a sleep from `fell_asleep` to `woke`, with work worth a thief elsewhere at its end, the
@@ -106,9 +107,16 @@ pub(crate) fn wake_latency(me: usize, fell_asleep: u64, woke: u64) -> Option<u64
 pub(crate) fn idle_with_work(me: usize, fell_asleep: u64, woke: u64) -> u64 {
     // ORDERING: Relaxed: a statistic.
     match WORK_OFFERED_AT[me].load(Ordering::Relaxed) {
-        0 => woke.wrapping_sub(fell_asleep),
-        offered => woke.wrapping_sub(offered.max(fell_asleep)),
+        // A stamp after the wake is a later offer's (a pusher that emptied `UNOFFERED` before
+        // `sleep_ended` took this core out stamps it late): none came during the sleep.
+        offered if offered != 0 && offered < woke => woke - offered.max(fell_asleep),
+        _ => woke - fell_asleep,
     }
+}
+
+/// The calling core has left WFI: offers from now on are not its sleep's.
+pub(crate) fn sleep_ended(me: usize) {
+    UNOFFERED.remove(me, Ordering::Relaxed);
 }
 
 /// Cores searching now (for the watchdog's dump).

@@ -27,7 +27,7 @@ impl Sim<'_> {
                 let window = self.window(core);
                 if self.work_elsewhere(core, &window) {
                     // From the first offer of work during the sleep, or the whole sleep.
-                    let offered = self.cores[core].work_offered_at.map_or(since, |at| at.max(since));
+                    let offered = self.cores[core].work_offered_at.map_or(since, |at| at.max(since)).min(now);
                     self.cores[core].stats.idle_with_work_ns += now - offered;
                 }
                 self.loop_pass(core, now);
