@@ -213,10 +213,11 @@ fn sleep(mut core: OnCore) {
         // WFI wakes on a pending interrupt even with IRQs masked: a wake-up SGI that arrived
         // after the checks is not lost. The tick bounds the sleep (timeouts are checked, and
         // stealing tried again, then).
+        // For the statistics: whether work already waits, and no offer or wake-up yet.
+        idle::sleep_begins(id.index(), cpu::counter(), work_elsewhere(id));
         // ORDERING: SeqCst read-modify-write, then the fresh look at the other cores' queues
         // below: work pushed before this point is seen there, or the pusher (which reads
         // `SLEEPERS` after pushing) sees this core asleep and may wake it.
-        idle::sleep_begins(id.index(), cpu::counter(), work_elsewhere(id));
         SLEEPERS.insert(id.index(), Ordering::SeqCst);
         let work_to_take = if shared_queues() { shared_queue::has_work() } else { steal_would_succeed(&mut core) };
         if work_to_take {

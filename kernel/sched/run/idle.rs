@@ -31,7 +31,7 @@ static WORK_OFFERED_AT: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; M
 static UNOFFERED: CoreSet = CoreSet::new();
 
 /// When a wake-up SGI was first sent to each core during its current sleep (a counter reading;
-/// 0: none yet): the start of the wake-up latency its end measures (`woken`).
+/// 0: none yet): the start of the wake-up latency its end measures (`wake_latency`).
 static WAKE_SENT_AT: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
 
 /// Sends `core` a wake-up SGI (it sleeps, or is about to), noting when for its wake-up latency.
@@ -77,8 +77,8 @@ pub(crate) fn wake_a_thief(stealable_here: usize) {
 /// The calling core is about to announce a sleep that begins at `now`: work worth a thief
 /// waits elsewhere already (`waiting`: refused by a cooldown, say) or not yet.
 pub(crate) fn sleep_begins(me: usize, now: u64, waiting: bool) {
-    // ORDERING: Relaxed: a statistic. A late stamp from an offer made during an earlier sleep
-    // can land after this; it is older than this sleep, so the whole sleep counts (see
+    // ORDERING: Relaxed: a statistic. A late stamp from an offer made before this sleep can
+    // land after this store; it is older than the sleep, so the whole sleep counts (see
     // `idle_with_work`): an upper bound, as before offers were recorded.
     WAKE_SENT_AT[me].store(0, Ordering::Relaxed);
     if waiting {
