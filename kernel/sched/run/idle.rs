@@ -9,7 +9,7 @@ use crate::settings::config;
 use beamcore_core_set::CoreSet;
 use beamcore_hal::arch::cpu;
 use beamcore_mm::layout::MAX_CORES;
-use beamcore_sched_policy::balance::{should_wake_a_thief, worth_a_thief};
+use beamcore_sched_policy::balance::{self, should_wake_a_thief, worth_a_thief};
 use beamcore_smp::{self as smp, Sgi};
 
 /// Cores asleep in WFI, so a core that queues stealable work can wake one to take it instead of
@@ -101,17 +101,15 @@ pub(crate) fn wake_latency(me: usize, fell_asleep: u64, woke: u64) -> Option<u64
 }
 
 /// Of a sleep from `fell_asleep` to `woke`, with work worth a thief elsewhere at its end, the
-/// counts that work waited: from the first offer the sleep saw, or the whole sleep if none
-/// was recorded (work that came by a path that does not offer it, such as a message waking a
-/// process elsewhere: an upper bound).
+/// counts that work waited (`balance::idle_with_work`): from the first offer the sleep saw, or
+/// the whole sleep if none was recorded (work that came by a path that does not offer it, such
+/// as a message waking a process elsewhere: an upper bound). A stamp after the wake is a later
+/// offer's: a pusher that emptied `UNOFFERED` before `sleep_ended` took this core out stamps
+/// it late.
 pub(crate) fn idle_with_work(me: usize, fell_asleep: u64, woke: u64) -> u64 {
     // ORDERING: Relaxed: a statistic.
-    match WORK_OFFERED_AT[me].load(Ordering::Relaxed) {
-        // A stamp after the wake is a later offer's (a pusher that emptied `UNOFFERED` before
-        // `sleep_ended` took this core out stamps it late): none came during the sleep.
-        offered if offered != 0 && offered < woke => woke - offered.max(fell_asleep),
-        _ => woke - fell_asleep,
-    }
+    let offered = WORK_OFFERED_AT[me].load(Ordering::Relaxed);
+    balance::idle_with_work(fell_asleep, woke, (offered != 0).then_some(offered))
 }
 
 /// The calling core has left WFI: offers from now on are not its sleep's.

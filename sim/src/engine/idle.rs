@@ -83,10 +83,7 @@ impl Sim<'_> {
             self.cores[core].work_offered_at = Some(now);
         } else {
             self.cores[core].work_offered_at = None;
-            if !self.cores[core].unoffered {
-                self.cores[core].unoffered = true;
-                self.unoffered.push(core);
-            }
+            self.unoffered.insert(core);
         }
         self.sleepers.insert(core);
         if self.steal_would_succeed(core, now) {

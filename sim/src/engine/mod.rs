@@ -83,9 +83,9 @@ pub struct Sim<'a> {
     /// (`refresh_hint`), and each core's place in it ([`NOT_HINTED`]: none).
     hinted: Vec<usize>,
     hint_at: Vec<usize>,
-    /// Sleepers not yet offered work worth a thief (the kernel's `UNOFFERED`); entries of
-    /// cores that woke meanwhile are stale and harmless (a sleep resets its own stamp).
-    unoffered: Vec<usize>,
+    /// Sleepers not yet offered work worth a thief (the kernel's `UNOFFERED`); a core that woke
+    /// meanwhile may still be in it, harmlessly (a sleep resets its own stamp).
+    unoffered: BTreeSet<usize>,
     /// Summed shares of the cores not asleep (with `SimConfig::shares`).
     awake_shares: f64,
     searching: usize,
@@ -132,7 +132,6 @@ impl<'a> Sim<'a> {
                     last_steal: vec![NEVER; n],
                     searching: false,
                     work_offered_at: None,
-                    unoffered: false,
                     search_started: 0,
                     search_rounds: 0,
                     tick_phase: mix(cfg.seed, 1000 + id as u64) % cfg.slice_ns.max(1),
@@ -152,7 +151,7 @@ impl<'a> Sim<'a> {
             sleepers: BTreeSet::new(),
             hinted: Vec::new(),
             hint_at: vec![NOT_HINTED; n],
-            unoffered: Vec::new(),
+            unoffered: BTreeSet::new(),
             awake_shares: 0.0,
             searching: 0,
             shared: Shared::default(),

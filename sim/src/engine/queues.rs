@@ -86,10 +86,8 @@ impl Sim<'_> {
     /// lowest-numbered sleeper.
     pub(super) fn wake_a_thief(&mut self, me: usize, stealable_here: usize, now: u64) {
         if !self.sleepers.is_empty() && worth_a_thief(&self.policy.config, stealable_here) {
-            for core in self.unoffered.drain(..) {
-                let c = &mut self.cores[core];
-                c.work_offered_at = Some(now);
-                c.unoffered = false;
+            for core in std::mem::take(&mut self.unoffered) {
+                self.cores[core].work_offered_at = Some(now);
             }
         }
         if !should_wake_a_thief(&self.policy.config, stealable_here, !self.sleepers.is_empty(), self.searching) {

@@ -2,6 +2,8 @@
 //! the running process's operations (compute with preemption at the tick, spawn, send,
 //! receive, yield, exit) and the switch out, with the work and critical path they add.
 
+use beamcore_sched_policy::balance::idle_with_work;
+
 use super::state::{Effect, Pending, Phase, State};
 use super::{LOOP_NS, Sim};
 use crate::workload::{Ctx, Op, Placement};
@@ -26,9 +28,8 @@ impl Sim<'_> {
                 self.cores[core].stats.asleep_ns += slept;
                 let window = self.window(core);
                 if self.work_elsewhere(core, &window) {
-                    // From the first offer of work during the sleep, or the whole sleep.
-                    let offered = self.cores[core].work_offered_at.map_or(since, |at| at.max(since)).min(now);
-                    self.cores[core].stats.idle_with_work_ns += now - offered;
+                    let offered = self.cores[core].work_offered_at;
+                    self.cores[core].stats.idle_with_work_ns += idle_with_work(since, now, offered);
                 }
                 self.loop_pass(core, now);
             }

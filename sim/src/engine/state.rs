@@ -143,8 +143,6 @@ pub(super) struct Core {
     /// When work worth a thief was first offered during this core's sleep (`idle::sleep`,
     /// `queues::wake_a_thief`), as the kernel's `run::idle` records it.
     pub(super) work_offered_at: Option<u64>,
-    /// In `Sim::unoffered`.
-    pub(super) unoffered: bool,
     pub(super) search_started: u64,
     pub(super) search_rounds: u32,
     pub(super) tick_phase: u64,

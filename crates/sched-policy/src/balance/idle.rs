@@ -67,6 +67,18 @@ pub fn should_wake_a_thief(config: &BalanceConfig, stealable_here: usize, sleepe
     sleepers && worth_a_thief(config, stealable_here) && searching == 0
 }
 
+/// Of a sleep from `fell_asleep` to `woke` that ended with work worth a thief elsewhere, the
+/// time that work waited: from the first offer of work to the sleepers during the sleep
+/// (`offered`), or the whole sleep when none was recorded or the one recorded came after the
+/// wake (a later offer's: none came during the sleep). An offer before the sleep began counts
+/// from its start. Times in any one unit of one clock.
+pub fn idle_with_work(fell_asleep: u64, woke: u64, offered: Option<u64>) -> u64 {
+    match offered {
+        Some(at) if at <= woke => woke - at.max(fell_asleep),
+        _ => woke - fell_asleep,
+    }
+}
+
 /// A push decided by [`plan_rebalance`]: move up to `batch` stealable processes from `from`
 /// to `to`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,6 +176,15 @@ mod tests {
         assert!(search_spent(&timing, 100, 50_100) && !search_spent(&timing, 100, 50_099));
         // 62.5 MHz: 500 ns is 31.25 counts, rounded up like every duration.
         assert_eq!(SearchTiming::at(62_500_000).pause_min_counts, 32);
+    }
+
+    #[test]
+    fn idle_with_work_counts_from_the_offer_made_during_the_sleep() {
+        assert_eq!(idle_with_work(100, 500, Some(300)), 200, "from the offer");
+        assert_eq!(idle_with_work(100, 500, Some(40)), 400, "an offer before the sleep: all of it");
+        assert_eq!(idle_with_work(100, 500, None), 400, "no offer recorded: all of it");
+        assert_eq!(idle_with_work(100, 500, Some(900)), 400, "a later offer's stamp: all of it");
+        assert_eq!(idle_with_work(100, 500, Some(500)), 0, "offered as it woke");
     }
 
     #[test]
