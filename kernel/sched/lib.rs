@@ -20,7 +20,7 @@
 extern crate alloc;
 
 pub use beamcore_deque as deque;
-pub use beamcore_sched_policy::{balance, placement, priority, queue_wait};
+pub use beamcore_sched_policy::{balance, placement, priority, queue_wait, run_next};
 pub use beamcore_trace_ring as trace_ring;
 
 mod api;
@@ -51,6 +51,7 @@ pub use api::reply::{CallError, Reply, ReplyRef, monitor_for_reply, receive_repl
 pub use hooks::set_crash_reports;
 // `#[doc(hidden)] pub`: what the kernel crate's bring-up registers and calls (the handlers the
 // layers below call through, each core's loop), not for programs.
+pub use beamcore_sched_policy::run_next::RUN_NEXT_CAP;
 pub use config::SchedConfig;
 #[doc(hidden)]
 pub use hooks::{hold_current_on_core, on_panic, on_process_fault, on_tick, on_timers};
@@ -73,7 +74,6 @@ pub use run::active::{active_cores, core_is_active, offline_moves};
 pub use run::attention::job_queued;
 #[doc(hidden)]
 pub use run::current::current_stack;
-pub use run::runqueue::RUN_NEXT_CAP;
 #[doc(hidden)]
 pub use scheduler::init_core_scheduler;
 #[doc(hidden)]

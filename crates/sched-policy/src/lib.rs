@@ -1,7 +1,7 @@
-//! beamcore's scheduling policy: the order a core runs its processes in ([`priority`]), the
-//! load balancer's decisions ([`balance`]: when a core may steal, from whom, how much; where a
-//! process may run and where a new one starts), and the arithmetic of the queue-wait histogram
-//! ([`queue_wait`]).
+//! beamcore's scheduling policy: the order a core runs its processes in ([`priority`], and the
+//! turns of the "run next" slot: [`run_next`]), the load balancer's decisions ([`balance`]: when
+//! a core may steal, from whom, how much; where a process may run and where a new one starts),
+//! and the arithmetic of the queue-wait histogram ([`queue_wait`]).
 //!
 //! Pure: the kernel's scheduler feeds it snapshots and counter readings and does what it
 //! answers, and the host simulator (`sim/`) drives the very same code; here it is unit- and
@@ -17,5 +17,6 @@ pub mod balance;
 pub mod placement;
 pub mod priority;
 pub mod queue_wait;
+pub mod run_next;
 
 pub use priority::Priority;

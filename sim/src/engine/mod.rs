@@ -28,6 +28,8 @@ mod outcome;
 mod policy;
 mod queues;
 mod run;
+#[cfg(test)]
+mod run_next_tests;
 mod state;
 mod steal;
 #[cfg(test)]
@@ -41,6 +43,7 @@ use beamcore_sched_policy::Priority;
 use beamcore_sched_policy::balance::{AdaptiveState, NEVER, REBALANCE_PERIOD_NS, Rng, SearchTiming, mix, ns_to_counts};
 use beamcore_sched_policy::placement::RUN_QUEUE_DEQUE_CAPACITY;
 use beamcore_sched_policy::priority::LEVELS;
+use beamcore_sched_policy::run_next::RunNextStreak;
 
 pub use outcome::Outcome;
 pub use policy::{Policy, SimConfig};
@@ -122,6 +125,8 @@ impl<'a> Sim<'a> {
                     private_turn: [false; LEVELS],
                     runnable: [0; 4],
                     inbox: VecDeque::new(),
+                    run_next: None,
+                    run_next_streak: RunNextStreak::new(),
                     phase: Phase::Loop,
                     at: 0,
                     generation: 0,

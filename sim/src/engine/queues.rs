@@ -47,10 +47,15 @@ impl Sim<'_> {
     /// `enqueue_local`: on `core`'s own queues (its owner acting, at `now`).
     pub(super) fn enqueue_local(&mut self, core: usize, pid: u32, now: u64) {
         let priority = self.procs[pid as usize].priority;
-        let level = priority.level() as usize;
+        self.cores[core].runnable[priority as usize] += 1;
+        self.push_counted(core, pid, now);
+    }
+
+    /// `push_counted`: into `core`'s queues, a process it already counts as runnable.
+    fn push_counted(&mut self, core: usize, pid: u32, now: u64) {
+        let level = self.procs[pid as usize].priority.level() as usize;
         let movable = self.may_move(pid);
         let c = &mut self.cores[core];
-        c.runnable[priority as usize] += 1;
         if movable {
             // Never refused: a full deque spills to the overflow queue.
             let _placement = c.queues[level].push(u64::from(pid));
@@ -114,12 +119,29 @@ impl Sim<'_> {
     /// `make_runnable`: queued directly on its own core when `actor` is that core, else through
     /// that core's inbox and a wake-up.
     pub(super) fn make_runnable(&mut self, actor: usize, pid: u32, now: u64) {
+        self.wake(actor, pid, now, false);
+    }
+
+    /// `wake_by_message`: as `make_runnable`, but into the "run next" slot when `actor` is the
+    /// process's core (`push_woken`); a process the slot held goes to its level's queue.
+    pub(super) fn wake_by_message(&mut self, actor: usize, pid: u32, now: u64) {
+        self.wake(actor, pid, now, true);
+    }
+
+    fn wake(&mut self, actor: usize, pid: u32, now: u64, by_message: bool) {
         let target = self.procs[pid as usize].core;
-        if target == actor {
-            self.enqueue_local(target, pid, now);
-        } else {
+        if target != actor {
             self.cores[target].inbox.push_back(pid);
             self.send_wake(target, now);
+        } else if by_message {
+            let priority = self.procs[pid as usize].priority;
+            let c = &mut self.cores[target];
+            c.runnable[priority as usize] += 1;
+            if let Some(before) = c.run_next.replace(pid) {
+                self.push_counted(target, before, now);
+            }
+        } else {
+            self.enqueue_local(target, pid, now);
         }
     }
 
@@ -136,6 +158,12 @@ impl Sim<'_> {
         };
         for level in first_level..LEVELS {
             loop {
+                if let Some(pid) = self.take_run_next(core, level) {
+                    match self.accept(core, pid, now) {
+                        Some(pid) => return Some(pid),
+                        None => continue,
+                    }
+                }
                 let c = &mut self.cores[core];
                 let prefer_private = c.private_turn[level];
                 c.private_turn[level] = !prefer_private;
@@ -150,18 +178,50 @@ impl Sim<'_> {
                 };
                 let Some(pid) = taken else { break };
                 self.refresh_hint(core);
-                let priority = self.procs[pid as usize].priority;
-                self.cores[core].runnable[priority as usize] -= 1;
-                let passes = &mut self.procs[pid as usize].low_passes;
-                if low_priority_rule(priority, passes) == LowPriorityDecision::PassOver {
-                    self.enqueue_local(core, pid, now);
-                    continue;
+                if self.run_next_level(core) == Some(level) {
+                    self.cores[core].run_next_streak.took_other();
                 }
-                self.cores[core].stats.local_pops += 1;
-                return Some(pid);
+                if let Some(pid) = self.accept(core, pid, now) {
+                    return Some(pid);
+                }
             }
         }
         None
+    }
+
+    /// The level of the process in `core`'s "run next" slot, if any.
+    fn run_next_level(&self, core: usize) -> Option<usize> {
+        self.cores[core].run_next.map(|pid| self.procs[pid as usize].priority.level() as usize)
+    }
+
+    /// The "run next" process, if it is at `level` and goes first by the slot's rule (the
+    /// kernel's inline take: at its cap with others waiting it stays in the slot, and the
+    /// level's oldest runs).
+    fn take_run_next(&mut self, core: usize, level: usize) -> Option<u32> {
+        if self.run_next_level(core) != Some(level) {
+            return None;
+        }
+        let c = &mut self.cores[core];
+        let others_waiting = || !(c.queues[level].is_empty() && c.private[level].is_empty());
+        if !c.run_next_streak.goes_first(others_waiting) {
+            return None;
+        }
+        c.run_next_streak.took_run_next();
+        c.run_next.take()
+    }
+
+    /// A process taken from `core`'s queues, counted as no longer queued: `None` when the
+    /// low-priority rule passed it over (it went to the back of its level).
+    fn accept(&mut self, core: usize, pid: u32, now: u64) -> Option<u32> {
+        let priority = self.procs[pid as usize].priority;
+        self.cores[core].runnable[priority as usize] -= 1;
+        let passes = &mut self.procs[pid as usize].low_passes;
+        if low_priority_rule(priority, passes) == LowPriorityDecision::PassOver {
+            self.enqueue_local(core, pid, now);
+            return None;
+        }
+        self.cores[core].stats.local_pops += 1;
+        Some(pid)
     }
 
     /// Moves `pid`, just taken from `victim`'s stealable queue, to core `to` (`migrate`).

@@ -133,7 +133,7 @@ impl Sim<'_> {
                     target.mailbox.push_back((word, span));
                     if target.state == State::Waiting {
                         target.state = State::Runnable;
-                        self.make_runnable(core, to, now);
+                        self.wake_by_message(core, to, now);
                     }
                 }
             }

@@ -9,6 +9,7 @@ use beamcore_deque::{Portable, WorkQueue, WorkQueueStealer};
 use beamcore_sched_policy::Priority;
 use beamcore_sched_policy::balance::{AdaptiveState, CoreView, Rng};
 use beamcore_sched_policy::priority::LEVELS;
+use beamcore_sched_policy::run_next::RunNextStreak;
 
 use super::CLUSTER;
 use crate::workload::Program;
@@ -131,6 +132,10 @@ pub(super) struct Core {
     pub(super) private_turn: [bool; LEVELS],
     pub(super) runnable: [usize; 4],
     pub(super) inbox: VecDeque<u32>,
+    /// A process a message sent on this core woke (the kernel's "run next" slot): counted as
+    /// runnable, not stealable, taken before the rest of its level under `run_next_streak`.
+    pub(super) run_next: Option<u32>,
+    pub(super) run_next_streak: RunNextStreak,
     pub(super) phase: Phase,
     /// When this core acts next, and a generation that invalidates older heap entries.
     pub(super) at: u64,

@@ -32,6 +32,7 @@ use crate::settings::{Telemetry, shared_queues, telemetry};
 use beamcore_deque::{NativeAtomics, Steal, WorkQueue};
 use beamcore_hal::{arch::cpu, ids::Slot};
 use beamcore_sched_policy::priority::{LEVELS, LowPriorityDecision, Priority, low_priority_rule};
+use beamcore_sched_policy::run_next::RunNextStreak;
 pub(crate) use counts::{SharedQueues, item, slot_of};
 pub(crate) use slow::movable;
 use slow::push_shared;
@@ -45,11 +46,6 @@ const DEQUE_CAPACITY: usize = beamcore_sched_policy::placement::RUN_QUEUE_DEQUE_
 /// core's reservation, and spinning on it with IRQs masked would hide that and hold up timeouts,
 /// the inbox and jobs.
 const TAKE_OLDEST_ATTEMPTS: u32 = 4;
-
-/// Turns in a row the "run next" slot may give while other processes wait in its level: a
-/// pair of processes passing messages back and forth would otherwise keep the rest of the level
-/// from running for good (Tokio caps its LIFO slot at 3 polls for the same reason).
-pub const RUN_NEXT_CAP: u32 = 4;
 
 /// No process in the "run next" slot.
 const NONE: Slot = Slot::new(u32::MAX);
@@ -68,11 +64,10 @@ pub(crate) struct RunQueues {
     /// clear one).
     occupied: u8,
     /// A process a message woke on this core (`NONE` if none), and its level: it runs before
-    /// the rest of its level, for locality, at most `RUN_NEXT_CAP` times in a row while others
-    /// wait there.
+    /// the rest of its level, under the rule of `beamcore_sched_policy::run_next`.
     run_next: Slot,
     run_next_level: u8,
-    run_next_streak: u32,
+    run_next_streak: RunNextStreak,
     /// `telemetry=` counts takes (`local_pops`): what the paths that did not choose their copy
     /// by the level read (the hand-off's passes a constant instead).
     count_takes: bool,
@@ -114,7 +109,7 @@ impl RunQueues {
             occupied: 0,
             run_next: NONE,
             run_next_level: 0,
-            run_next_streak: 0,
+            run_next_streak: RunNextStreak::new(),
             count_takes: true,
         }
     }
@@ -274,14 +269,10 @@ impl RunQueues {
         let level = levels.trailing_zeros() as usize;
         if self.run_next != NONE
             && usize::from(self.run_next_level) == level
-            && (self.run_next_streak < RUN_NEXT_CAP || self.level_is_empty(level))
+            && self.run_next_streak.goes_first(|| !self.level_is_empty(level))
         {
-            // Under its cap, or with nobody else waiting in its level: nobody to be fair to.
-            if self.run_next_streak >= RUN_NEXT_CAP {
-                self.run_next_streak = 0;
-            }
             let slot = core::mem::replace(&mut self.run_next, NONE);
-            self.run_next_streak += 1;
+            self.run_next_streak.took_run_next();
             return Some(self.accept_counted(shared, stats, slot, count_take));
         }
         if self.private[level].is_empty()
@@ -293,7 +284,7 @@ impl RunQueues {
             // turn is left as it is: the two alternate while both hold processes, which only
             // the general path sees.
             if level == usize::from(self.run_next_level) {
-                self.run_next_streak = 0;
+                self.run_next_streak.took_other();
             }
             return Some(self.accept_counted(shared, stats, slot, count_take));
         }

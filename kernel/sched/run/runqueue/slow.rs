@@ -4,7 +4,7 @@
 
 use core::sync::atomic::Ordering;
 
-use super::{NONE, RUN_NEXT_CAP, RunQueues, SharedQueues, Take, slot_of, take_oldest};
+use super::{NONE, RunQueues, SharedQueues, Take, slot_of, take_oldest};
 use crate::proc::process::{self, Affinity, Process};
 use crate::record::stats::CoreStats;
 use crate::run::shared_queue;
@@ -37,7 +37,7 @@ impl RunQueues {
                     Take::Slot(slot) => {
                         // The run-next slot's level had its turn: its streak starts again.
                         if level == usize::from(self.run_next_level) {
-                            self.run_next_streak = 0;
+                            self.run_next_streak.took_other();
                         }
                         slot
                     }
@@ -69,14 +69,12 @@ impl RunQueues {
             return None;
         }
         self.run_next = NONE;
-        if self.run_next_streak >= RUN_NEXT_CAP {
-            self.run_next_streak = 0;
-            if !self.level_is_empty(level) {
-                self.push_counted(shared, slot, process::slot(slot).priority());
-                return None;
-            }
+        if !self.run_next_streak.goes_first(|| !self.level_is_empty(level)) {
+            self.run_next_streak.took_other();
+            self.push_counted(shared, slot, process::slot(slot).priority());
+            return None;
         }
-        self.run_next_streak += 1;
+        self.run_next_streak.took_run_next();
         Some(slot)
     }
 
@@ -180,7 +178,7 @@ impl RunQueues {
 
     fn take_any_uncounted(&mut self) -> Option<Slot> {
         if self.run_next != NONE {
-            self.run_next_streak = 0;
+            self.run_next_streak.took_other();
             return Some(core::mem::replace(&mut self.run_next, NONE));
         }
         for level in 0..LEVELS {
