@@ -59,6 +59,7 @@ suite_runner = load("beamcore_test_qemu", "test-qemu.py")
 sim_policy = load("beamcore_check_sim_policy", "check-sim-policy.py")
 calibrate = load("beamcore_sim_calibrate", "sim-calibrate.py")
 sim_tool = load("beamcore_sim_figures", "sim.py")
+steal_mix = load("beamcore_steal_mix", "steal_mix.py")
 
 # Laid out as kernel/sched/record/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -180,6 +181,53 @@ class TraceParsing(unittest.TestCase):
     def test_no_begin_is_an_error(self):
         with self.assertRaises(trace_tool.TraceError):
             trace_tool.parse(["core 0 online", "report: {}"])
+
+
+# A fork-join tree on two cores, every event kept: main <1.0> (on core 0) spawns the root <2.0>
+# at 1,000 us; the root spawns <3.0> and <4.0>; <3.0> spawns <5.0>. Core 1 steals <3.0> before it
+# ran (a subtree of 2: <3.0> and <5.0>, which it spawns after the steal), then <2.0>, which ran
+# and blocked and was woken by a message (what is left of it).
+STEAL_LOG = """\
+trace: begin cores=2 counter_hz=1000000
+trace: core=0 recorded=10 dropped=0
+trace: core=1 recorded=9 dropped=0
+trace: ev 0 900 run 1 0 0
+trace: ev 0 1000 spawn 2 0 0
+trace: ev 0 1001 block 1 0 0
+trace: ev 0 1002 run 2 0 0
+trace: ev 0 1003 spawn 3 0 0
+trace: ev 0 1004 spawn 4 0 0
+trace: ev 0 1005 block 2 0 0
+trace: ev 1 1010 steal 3 0 0
+trace: ev 1 1011 run 3 0 0
+trace: ev 1 1012 spawn 5 0 1
+trace: ev 0 1013 run 4 0 0
+trace: ev 0 1014 wake 2 0 0
+trace: ev 0 1015 exit 4 0 0
+trace: ev 1 1020 exit 3 0 0
+trace: ev 1 1030 steal 2 0 0
+trace: ev 1 1031 run 2 0 0
+trace: ev 1 1032 exit 2 0 0
+trace: ev 1 1040 run 5 0 0
+trace: ev 1 1041 exit 5 0 0
+trace: end
+"""
+
+
+class StealMix(unittest.TestCase):
+    def test_fresh_and_resumed_steals_and_their_subtrees(self):
+        mix = steal_mix.steal_mix(trace_tool.parse(STEAL_LOG.splitlines()))
+        self.assertEqual((mix["steals"], mix["fresh"], mix["ran_before"], mix["unknown"]), (2, 1, 1, 0))
+        # <3.0> with <5.0> below it; <2.0> with everything it spawned (<3.0>, <4.0>, <5.0>).
+        self.assertEqual(mix["subtree_mean"], 3.0)
+        first = mix["first"][0]
+        self.assertEqual((first["thief"], first["victim"], first["subtree"]), (1, 0, 2))
+        self.assertAlmostEqual(first["after_root_us"], 10.0)
+
+    def test_a_trace_that_dropped_events_is_refused(self):
+        log = STEAL_LOG.replace("trace: core=1 recorded=9 dropped=0", "trace: core=1 recorded=9 dropped=3")
+        with self.assertRaises(steal_mix.Incomplete):
+            steal_mix.steal_mix(trace_tool.parse(log.splitlines()))
 
 
 class TraceChromeJson(unittest.TestCase):

@@ -26,6 +26,8 @@ pub struct SchedConfig {
     pub strategy: Strategy,
     /// Whether `trace=on` asked for scheduling traces.
     pub trace: bool,
+    /// Events each core's trace buffer keeps (`trace_events=`).
+    pub trace_events: usize,
     /// Where runnable processes wait (`queues`).
     pub queues: QueueMode,
     /// Where new free processes start (`placement`).
@@ -49,6 +51,7 @@ impl SchedConfig {
             balance: BalanceConfig { rebalance: balance.rebalance && config.queues == QueueMode::PerCore, ..balance },
             strategy: config.strategy,
             trace: config.trace,
+            trace_events: config.trace_events as usize,
             queues: config.queues,
             placement: config.placement,
             telemetry: config.telemetry,

@@ -73,7 +73,7 @@ pub fn init_core_scheduler() {
     if telemetry != 0 {
         attention::set_own(&core, telemetry, true);
     }
-    if trace::init_core_ring(settings::trace_requested()).is_err() {
+    if trace::init_core_ring(settings::trace_requested(), settings::trace_events()).is_err() {
         beamcore_smp::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
     }
 }

@@ -92,6 +92,11 @@ pub(super) fn trace_requested() -> bool {
     TRACE.load(Ordering::Relaxed)
 }
 
+/// Events each core's trace buffer keeps (`trace_events=`).
+pub(super) fn trace_events() -> usize {
+    config().trace_events
+}
+
 /// Counts per slice.
 #[inline(always)]
 pub(super) fn slice_counts() -> u64 {

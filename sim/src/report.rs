@@ -70,7 +70,7 @@ pub fn report(outcome: &Outcome, t1: Option<u64>, per_core: bool) -> Value {
                 let mut c = json!({
                     "core": core, "work": s.work, "executed": s.executed, "local_pops": s.local_pops,
                     "steal_attempts": s.steal_attempts, "steals": s.steals, "stolen": s.stolen,
-                    "stealable_seen": s.stealable_seen, "fail_empty": s.fail_empty,
+                    "stolen_fresh": s.stolen_fresh, "stealable_seen": s.stealable_seen, "fail_empty": s.fail_empty,
                     "fail_below_threshold": s.fail_below_threshold, "fail_cooldown": s.fail_cooldown,
                     "fail_migration_limit": s.fail_migration_limit, "fail_lost_race": s.fail_lost_race,
                     "migrated_in": s.migrated_in, "migrated_out": s.migrated_out, "rebalanced": s.rebalanced,

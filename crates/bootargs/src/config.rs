@@ -31,6 +31,9 @@ pub struct Config {
     pub cooldown_ns: u64,
     /// Record scheduling events per core and dump them at the end of the run.
     pub trace: bool,
+    /// Events each core's trace buffer keeps (its newest; older ones are dropped and counted).
+    /// [`DEFAULT_TRACE_EVENTS`] unless set, and then not printed.
+    pub trace_events: u32,
     /// What each process turn records beyond what correctness needs (queue-wait histogram,
     /// per-process heap accounting, take counts).
     pub telemetry: Telemetry,
@@ -62,6 +65,7 @@ impl Default for Config {
             balance: BalanceConfig::default(),
             cooldown_ns: DEFAULT_COOLDOWN_NS,
             trace: false,
+            trace_events: DEFAULT_TRACE_EVENTS,
             telemetry: Telemetry::Full,
             max_processes: MAX_PROCESSES,
             queues: QueueMode::PerCore,
@@ -105,6 +109,9 @@ impl fmt::Display for Config {
         if self.boot_jitter != 0 {
             write!(f, " boot_jitter={}", self.boot_jitter)?;
         }
+        if self.trace_events != DEFAULT_TRACE_EVENTS {
+            write!(f, " trace_events={}", self.trace_events)?;
+        }
         Ok(())
     }
 }
@@ -129,6 +136,7 @@ pub(crate) const SETTINGS: &[Setting<Config>] = &[
     choice("rebalance", ON_OFF, |c, i| c.balance.rebalance = i == 1),
     number("rebalance_ratio", 2, 1_000, |c, v| c.balance.rebalance_ratio = v),
     choice("trace", ON_OFF, |c, i| c.trace = i == 1),
+    number("trace_events", 16, MAX_TRACE_EVENTS, |c, v| c.trace_events = v as u32),
     choice("telemetry", Telemetry::NAMES, |c, i| c.telemetry = Telemetry::ALL[i]),
     number("max_processes", 1, MAX_PROCESSES as u64, |c, v| c.max_processes = v as usize),
     choice("queues", QueueMode::NAMES, |c, i| c.queues = QueueMode::ALL[i]),
@@ -136,6 +144,14 @@ pub(crate) const SETTINGS: &[Setting<Config>] = &[
     number("seed", 0, u64::MAX, |c, v| c.seed = v),
     number("boot_jitter", 0, MAX_BOOT_JITTER, |c, v| c.boot_jitter = v as u32),
 ];
+
+/// Events a core's trace buffer keeps by default: 96 KiB a core, the last few milliseconds of a
+/// busy core's turns.
+pub const DEFAULT_TRACE_EVENTS: u32 = 4096;
+
+/// Largest `trace_events=`: 6 MiB a core (24 bytes an event), enough for every event of the
+/// workloads' runs at their kernel sizes (fib(18) records about 20,000 on its busiest core).
+pub const MAX_TRACE_EVENTS: u64 = 262_144;
 
 /// Largest `boot_jitter=`: a million instructions, a millisecond of guest time under `-icount`.
 pub const MAX_BOOT_JITTER: u64 = 1_000_000;

@@ -24,7 +24,7 @@ mod telemetry;
 #[cfg(test)]
 mod tests;
 
-pub use config::{Config, MAX_BOOT_JITTER, MAX_TICKS, ON_OFF};
+pub use config::{Config, DEFAULT_TRACE_EVENTS, MAX_BOOT_JITTER, MAX_TICKS, MAX_TRACE_EVENTS, ON_OFF};
 pub use parse::{MAX_REJECTIONS, Parsed, parse};
 pub use reject::{Escaped, RejectReason, Rejection};
 pub use table::{NoProgramWords, ProgramWords, Setting, Table, TableWords, Value, choice, number};

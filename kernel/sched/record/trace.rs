@@ -32,9 +32,6 @@ use beamcore_mm::layout::MAX_CORES;
 use beamcore_smp::{self as smp, println};
 use beamcore_trace_ring::{Entry, Ring};
 
-/// Events each core keeps.
-pub const EVENTS_PER_CORE: usize = 4096;
-
 /// What happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -146,14 +143,14 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Each core, at start-up when `trace=on`: its buffer. Fails (tracing stays off for this
-/// core) if the heap cannot hold it.
-pub(crate) fn init_core_ring(on: bool) -> Result<(), beamcore_mm::heap::OutOfMemory> {
+/// Each core, at start-up when `trace=on`: its buffer of `events` (`trace_events=`). Fails
+/// (tracing stays off for this core) if the heap cannot hold it.
+pub(crate) fn init_core_ring(on: bool, events: usize) -> Result<(), beamcore_mm::heap::OutOfMemory> {
     if !on {
         return Ok(());
     }
-    let ring = Ring::try_new(EVENTS_PER_CORE)
-        .map_err(|_| beamcore_mm::heap::OutOfMemory { requested_bytes: EVENTS_PER_CORE * size_of::<Entry>() })?;
+    let ring = Ring::try_new(events)
+        .map_err(|_| beamcore_mm::heap::OutOfMemory { requested_bytes: events * size_of::<Entry>() })?;
     RINGS[cpu::core_id()].call_once(|| ring);
     // Relaxed: only a switch; `record` finds a core's ring through its `Once`, not through this.
     ENABLED.store(true, Ordering::Relaxed);

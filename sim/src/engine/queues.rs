@@ -33,6 +33,7 @@ impl Sim<'_> {
             span,
             exits: 0,
             retry_receive: false,
+            ran: false,
         });
         self.bound_home.push(bound.then_some(core));
         self.cores[core].stats.spawned += 1;

@@ -76,6 +76,7 @@ impl Sim<'_> {
             let p = &mut self.procs[pid as usize];
             debug_assert_eq!(p.state, State::Runnable, "process {pid} dispatched twice");
             p.state = State::Running;
+            p.ran = true;
             p.reductions = i64::from(self.cfg.reductions);
             if let Some(home) = self.bound_home[pid as usize]
                 && home != core

@@ -26,6 +26,10 @@ pub struct CoreStats {
     pub steal_attempts: u64,
     pub steals: u64,
     pub stolen: u64,
+    /// Processes stolen that had not run yet (fresh from their spawn): a thief that takes one
+    /// takes all its work to come, where one that takes a process that ran before takes what is
+    /// left of it (`scripts/steal_mix.py` reads the same from the kernel's trace).
+    pub stolen_fresh: u64,
     pub stealable_seen: u64,
     pub fail_empty: u64,
     pub fail_below_threshold: u64,
@@ -74,6 +78,8 @@ pub(super) struct Proc {
     pub(super) exits: u32,
     /// It blocked in `receive`: the receive is tried again when it next runs.
     pub(super) retry_receive: bool,
+    /// It has been dispatched at least once.
+    pub(super) ran: bool,
 }
 
 /// What the running process's current operation does when it completes.

@@ -89,6 +89,9 @@ impl Sim<'_> {
                     Steal::Success(item) => {
                         self.refresh_hint(victim);
                         let pid = item as u32;
+                        if !self.procs[pid as usize].ran {
+                            self.cores[thief].stats.stolen_fresh += 1;
+                        }
                         self.migrate(pid, victim, thief);
                         self.enqueue_local(thief, pid, now);
                         taken += 1;

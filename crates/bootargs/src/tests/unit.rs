@@ -47,8 +47,8 @@ fn bad_words_are_reported_and_defaults_stay() {
     assert_eq!(
         parsed.rejections[2].to_string(),
         "bootargs: bogus=1 ignored: unknown key (known: slice_us, maxcpus, ticks, reductions, strategy, min_steal, \
-         imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, trace, telemetry, \
-         max_processes, queues, placement, seed, boot_jitter)"
+         imbalance, retries, cooldown, max_migrations, steal, protect_max, rebalance, rebalance_ratio, trace, \
+         trace_events, telemetry, max_processes, queues, placement, seed, boot_jitter)"
     );
 }
 
@@ -205,6 +205,19 @@ fn process_settings_parse_within_their_ranges() {
     assert_eq!(parsed.config, Config::default());
     let range = RejectReason::OutOfRange { min: 1, max: MAX_PROCESSES as u64 };
     assert_eq!(words(&parsed)[..2], [(&b"max_processes=0"[..], range), (b"max_processes=2097153", range)]);
+}
+
+#[test]
+fn the_trace_buffer_size_parses_within_its_range_and_prints_only_when_set() {
+    let parsed = parse("trace=on trace_events=65536");
+    assert!(parsed.rejections.is_empty());
+    assert_eq!(parsed.config.trace_events, 65536);
+    assert!(parsed.config.to_string().ends_with(" trace_events=65536"));
+    assert!(!Config::default().to_string().contains("trace_events"), "the default is not printed");
+    let parsed = parse("trace_events=15 trace_events=262145");
+    assert_eq!(parsed.config.trace_events, crate::DEFAULT_TRACE_EVENTS);
+    let range = RejectReason::OutOfRange { min: 16, max: crate::MAX_TRACE_EVENTS };
+    assert_eq!(words(&parsed)[..2], [(&b"trace_events=15"[..], range), (b"trace_events=262145", range)]);
 }
 
 #[test]
