@@ -40,6 +40,7 @@ fn main() -> ExitCode {
     beamcore::sched::arm_progress_watchdog(PROGRESS_WATCHDOG_S);
     let workload = beamcore_apps::config::args().workload;
     let started = beamcore::time::now_count();
+    let next_ticks = next_ticks_after(started, cores);
     let outcome = workloads::run(workload);
     let elapsed_us = beamcore::time::counts_to_us(beamcore::time::now_count() - started);
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
@@ -49,7 +50,8 @@ fn main() -> ExitCode {
     let extra = |json: &mut JsonObject<'_, alloc::string::String>| {
         json.boolean("ok", outcome.ok)?
             .uint("workload_processes", outcome.processes)?
-            .uint("elapsed_us", elapsed_us)?;
+            .uint("elapsed_us", elapsed_us)?
+            .uint_array("next_tick_ns", &next_ticks)?;
         if let Some(grain) = &grain {
             json.uint("grain_tasks", grain.tasks)?
                 .uint("grain_ns", grain.grain_ns)?
@@ -87,6 +89,23 @@ fn main() -> ExitCode {
         }
     }
     if outcome.ok { ExitCode::Success } else { ExitCode::Failure(1) }
+}
+
+/// How long after `started` each core's next tick came, in ns (instructions under `-icount
+/// shift=0`): the phases of the ticks, which decide QEMU's round-robin turns (each turn's
+/// budget is the time to the next timer deadline over the number of vCPUs), for the
+/// simulator's turn model (`sim --tick-ns`, docs/simulator.md).
+fn next_ticks_after(started: u64, cores: usize) -> alloc::vec::Vec<u64> {
+    let period = beamcore::time::us_to_counts(u64::from(beamcore::boot_config().slice_us)).max(1);
+    (0..cores)
+        .map(|core| {
+            let next = smp::core(core).next_tick();
+            // A tick read just before its owner advanced it may lie before `started`: its
+            // phase is the same a period on.
+            let ahead = if next >= started { next - started } else { period - (started - next) % period };
+            beamcore::time::counts_to_ns(ahead % period)
+        })
+        .collect()
 }
 
 extern crate alloc;

@@ -80,6 +80,14 @@ impl PerCore {
         self.ticks.load(Ordering::Relaxed)
     }
 
+    /// When this core's next tick is due (a counter reading). Read from another core it may be
+    /// one period stale (the owner advances it in its tick handler): the simulator's turn
+    /// model reads each core's tick phase from it, and a phase is the same a period later.
+    pub fn next_tick(&self) -> u64 {
+        // ORDERING: Relaxed: a statistic of another core's own value; either period will do.
+        self.next_tick.load(Ordering::Relaxed)
+    }
+
     /// Pings this core has received from core `from`.
     pub fn pings_from(&self, from: usize) -> u32 {
         self.pings_from[from].load(Ordering::Relaxed)
