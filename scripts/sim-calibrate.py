@@ -136,6 +136,9 @@ def observe(report):
         # reports none).
         "wakes": sum(c.get("wakes", 0) for c in per_core),
         "wake_latency_ns": sum(c.get("wake_latency_ns", 0) for c in per_core),
+        # When each core's next tick came after the workload's start (the kernel's; the phases
+        # that decide QEMU's turns, for the simulator's turn model).
+        "next_tick_ns": report.get("next_tick_ns"),
     }
 
 
@@ -184,12 +187,15 @@ def qemu_run(workload, policy, cores, seed, variant=(0, 0), target_dir=TARGET):
     return {**observe(data), "probe": data["probe_units"], "command": " ".join(cmd)}
 
 
-def sim_run(binary, workload, policy, cores, seed, qemu=None):
+def sim_run(binary, workload, policy, cores, seed, qemu=None, turns=False):
     """The simulator on the machine of the QEMU run `qemu` (its cores' shares and its mean
-    wake-up latency), or on equal cores with the cost model's latency."""
+    wake-up latency; with `turns`, QEMU's turns from its ticks' phases instead), or on equal
+    cores with the cost model's latency."""
     cmd = [str(binary), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
            "--seed", str(seed), "--per-core"]
-    if qemu:
+    if qemu and turns:
+        cmd += ["--turns", "--tick-ns", ",".join(str(t) for t in qemu["next_tick_ns"])]
+    elif qemu:
         total = sum(qemu["probe"])
         cmd += ["--shares", ",".join(f"{u / total:.5f}" for u in qemu["probe"])]
         if qemu.get("wakes"):
@@ -284,12 +290,13 @@ def run_qemu_cases(cases, jobs, variant=(0, 0), target_dir=TARGET):
     return {key: cache["runs"][name] for key, name in keys.items()}
 
 
-def simulate(binary, cases, qemu, jobs, equal_cores=False):
-    """{case: [observables per seed]} of the simulator on QEMU's shares (or on equal cores)."""
+def simulate(binary, cases, qemu, jobs, equal_cores=False, turns=False):
+    """{case: [observables per seed]} of the simulator on QEMU's shares (or on equal cores, or
+    with QEMU's turns)."""
     work = [(case, seed) for case in cases for seed in SEEDS]
     machine = (lambda case, seed: None) if equal_cores else (lambda case, seed: qemu[(case, seed)])
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        runs = list(pool.map(lambda cs: sim_run(binary, *cs[0], cs[1], machine(*cs)), work))
+        runs = list(pool.map(lambda cs: sim_run(binary, *cs[0], cs[1], machine(*cs), turns), work))
     out = {}
     for (case, _seed), run in zip(work, runs):
         out.setdefault(case, []).append(run)
@@ -355,6 +362,31 @@ def record_reference(cases, q_runs, i_runs, jobs):
     print(f"sim-calibrate: this run is the reference now ({REFERENCE.relative_to(ROOT)})")
 
 
+def dynamics_within(cases, summary):
+    """How many (case, count) means of steals, attempts and migrations lie within the bound."""
+    return sum(1 for case in cases for name in ("steals", "attempts", "migrations")
+               if abs(summary[case_key(case)][name]["mean"]) <= math.log(1 + DYNAMICS_BOUND))
+
+
+def report_turn_model(cases, qemu, q_runs, jobs):
+    """The same comparison with the simulator's model of QEMU's turns (`--turns`, fed each run's
+    tick phases) in place of the fluid shares: reported, not gated (docs/simulator.md, "QEMU's
+    turns"). Runs cached before the kernel reported its ticks' phases have none to give."""
+    if any(qemu[(case, seed)].get("next_tick_ns") is None for case in cases for seed in SEEDS):
+        print("sim-calibrate: turn model: not run (these QEMU runs predate `next_tick_ns`)")
+        return
+    t_runs = simulate(SIM, cases, qemu, jobs, turns=True)
+    summary = {case_key(case): summarise(q_runs[case], t_runs[case]) for case in cases}
+    inside = sum(1 for case in cases if not gap_outside(summary[case_key(case)]["max_over_mean"]["mean"],
+                                                        summary[case_key(case)]["max_over_mean"]["se"]))
+    worst = sorted(((abs(summary[case_key(c)][n]["mean"]), case_key(c), n) for c in cases
+                    for n in ("steals", "attempts", "migrations")), reverse=True)[:3]
+    print(f"sim-calibrate: turn model: dynamics {dynamics_within(cases, summary)} of {3 * len(cases)} means within "
+          f"{DYNAMICS_BOUND:.0%}; absolute {inside} of {len(cases)}; farthest: "
+          + ", ".join(f"{key} {name} {math.exp(m if summary[key][name]['mean'] > 0 else -m):.2f}x"
+                      for m, key, name in worst))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", default="4,8")
@@ -408,14 +440,14 @@ def main():
                                   ("migrations_sim_over_qemu", math.exp(s["migrations"]["mean"]), "ratio")):
             figures[f"{prefix}.{name}"] = (round(value, 3), unit, command)
     print()
-    within = sum(1 for case in cases
-                 for name in ("steals", "attempts", "migrations")
-                 if abs(summary[case_key(case)][name]["mean"]) <= math.log(1 + DYNAMICS_BOUND))
+    within = dynamics_within(cases, summary)
     print(f"sim-calibrate: dynamics: {within} of {3 * len(cases)} (case, count) means within "
           f"{DYNAMICS_BOUND:.0%} of QEMU's")
     print(f"sim-calibrate: absolute: {len(cases) - len(absolute_failures)} of {len(cases)} cases have a max/mean gap "
           f"whose 95% interval reaches within {MAX_GAP}" +
           (f"; wholly outside: {', '.join(absolute_failures)}" if absolute_failures else ""))
+
+    report_turn_model(cases, qemu, q_runs, args.jobs)
 
     if args.record_reference:
         record_reference(cases, q_runs, i_runs, args.jobs)

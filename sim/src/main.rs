@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! beamcore-sim run   [--workload fib] [--policy default] [--cores 4] [--seed 1] [--grain-ns 10000]
-//!                    [--factors 1.2,0.9,.. | --shares 0.3,0.2,..] [--per-core]
+//!                    [--factors 1.2,0.9,.. | --shares 0.3,0.2,..] [--turns] [--tick-ns 0,7472,..] [--per-core]
 //!                    [--results bench/results.json] [--wake-ns 1000]
 //! beamcore-sim sweep [--out target/sim/sweep.json] [--seed 1] [--jobs 2] [--max-cores 1024]
 //!                    [--workloads fib,uts] [--policies default,peers] [--grain on|off]
@@ -66,6 +66,15 @@ fn run(args: &Args) -> Result<(), String> {
     let mut config = SimConfig::new(cores, seed);
     config.factors = factors;
     config.shares = shares;
+    config.turns = args.flags.iter().any(|f| f == "turns");
+    if let Some(list) = args.get("tick-ns") {
+        let ticks: Result<Vec<u64>, _> = list.split(',').map(str::parse).collect();
+        let ticks = ticks.map_err(|_| format!("--tick-ns {list}: whole nanoseconds separated by commas"))?;
+        if ticks.len() != cores {
+            return Err(format!("--tick-ns: one tick per core ({cores}), got {}", ticks.len()));
+        }
+        config.tick_ns = Some(ticks);
+    }
     let started = Instant::now();
     let outcome = simulate(workload, &policy, config, &costs);
     let mut line = report(&outcome, Some(t1_ns), args.flags.iter().any(|f| f == "per-core"));

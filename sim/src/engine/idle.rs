@@ -63,11 +63,11 @@ impl Sim<'_> {
             && at.wrapping_sub(now) as i64 <= self.cfg.slice_ns as i64
         {
             let at = now + self.cores[core].scale(RELAX_NS);
-            self.schedule(core, at);
+            self.spin(core, now, at);
             return;
         }
         match self.search_pause(core, now) {
-            Some(pause) => self.schedule(core, now + pause),
+            Some(pause) => self.spin(core, now, now + pause),
             None => self.sleep(core, now),
         }
     }

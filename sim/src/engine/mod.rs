@@ -32,6 +32,9 @@ mod run;
 mod run_next_tests;
 mod state;
 mod steal;
+mod turns;
+#[cfg(test)]
+mod turns_tests;
 #[cfg(test)]
 mod window_tests;
 
@@ -52,6 +55,7 @@ use state::{Core, Phase, Proc};
 
 use crate::cost::CostModel;
 use crate::workload::{Shared, Workload};
+use turns::Turns;
 
 /// The simulated counter's frequency: one tick per nanosecond.
 pub const COUNTER_HZ: u64 = 1_000_000_000;
@@ -91,6 +95,8 @@ pub struct Sim<'a> {
     unoffered: BTreeSet<usize>,
     /// Summed shares of the cores not asleep (with `SimConfig::shares`).
     awake_shares: f64,
+    /// QEMU's turns, one core at a time (with `SimConfig::turns`; `turns`).
+    turns: Option<Turns>,
     searching: usize,
     shared: Shared,
     last_rebalance: u64,
@@ -139,7 +145,10 @@ impl<'a> Sim<'a> {
                     work_offered_at: None,
                     search_started: 0,
                     search_rounds: 0,
-                    tick_phase: mix(cfg.seed, 1000 + id as u64) % cfg.slice_ns.max(1),
+                    tick_phase: match &cfg.tick_ns {
+                        Some(ticks) => ticks[id] % cfg.slice_ns.max(1),
+                        None => mix(cfg.seed, 1000 + id as u64) % cfg.slice_ns.max(1),
+                    },
                     factor: cfg.factors.as_ref().and_then(|f| f.get(id).copied()).unwrap_or(1.0),
                     stats: CoreStats { min_steal_gap: u64::MAX, ..CoreStats::default() },
                 }
@@ -158,6 +167,7 @@ impl<'a> Sim<'a> {
             hint_at: vec![NOT_HINTED; n],
             unoffered: BTreeSet::new(),
             awake_shares: 0.0,
+            turns: None,
             searching: 0,
             shared: Shared::default(),
             last_rebalance: 0,
@@ -175,7 +185,10 @@ impl<'a> Sim<'a> {
             events: 0,
         };
         // The program's main: free, started on core 0 (`kernel_init`).
-        if let Some(shares) = &sim.cfg.shares {
+        if sim.cfg.turns {
+            // Every core runs at full speed in its own turn; the turns make the shares.
+            sim.turns = Some(Turns::new(n));
+        } else if let Some(shares) = &sim.cfg.shares {
             sim.awake_shares = shares.iter().take(n).sum();
             sim.share_factors();
         }
@@ -184,6 +197,7 @@ impl<'a> Sim<'a> {
         for core in 0..n {
             sim.schedule(core, 0);
         }
+        sim.start_turns();
         sim
     }
 
@@ -201,8 +215,12 @@ impl<'a> Sim<'a> {
                 timed_out = true;
                 break;
             }
+            if !self.in_turn(core, at) || self.spinning(core, at) {
+                continue;
+            }
             self.events += 1;
             self.step(core, at);
+            self.after_step(core, at);
         }
         let per_core: Vec<CoreStats> = self.cores.iter().map(|c| c.stats.clone()).collect();
         let critical_path = self.procs.iter().map(|p| p.span).max().unwrap_or(0);
@@ -238,6 +256,9 @@ impl<'a> Sim<'a> {
 
     /// `core` goes into WFI (`asleep`) or leaves it: the others' turns grow or shrink.
     fn set_awake(&mut self, core: usize, awake: bool) {
+        if self.turns.is_some() {
+            return;
+        }
         let Some(share) = self.cfg.shares.as_ref().and_then(|s| s.get(core).copied()) else { return };
         self.awake_shares += if awake { share } else { -share };
         self.share_factors();
@@ -247,6 +268,9 @@ impl<'a> Sim<'a> {
         let c = &mut self.cores[core];
         c.generation += 1;
         c.at = at;
-        self.heap.push(Reverse((at, core, c.generation)));
+        let generation = c.generation;
+        if !self.park(core, at) {
+            self.heap.push(Reverse((at, core, generation)));
+        }
     }
 }

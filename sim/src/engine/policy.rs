@@ -79,6 +79,13 @@ pub struct SimConfig {
     /// the awake cores' summed shares over its own, and the others speed up while one sleeps.
     /// The shares are a run's share probe (`probe_ms=`); see docs/simulator.md.
     pub shares: Option<Vec<f64>>,
+    /// QEMU's turns modelled one at a time (engine/turns.rs): one core runs while the others
+    /// stand still, in place of every core running at once at its share's speed (`shares`
+    /// is then ignored: the turns make them).
+    pub turns: bool,
+    /// Each core's first tick, ns after the start (a QEMU run's `next_tick_ns`); without it,
+    /// drawn from the seed.
+    pub tick_ns: Option<Vec<u64>>,
     /// Give up after this much simulated time (a livelock would otherwise never end), ns: 1,000
     /// s, some five times the one-core time of the largest workload `make sim` runs.
     pub time_limit_ns: u64,
@@ -93,6 +100,8 @@ impl SimConfig {
             reductions: 4000,
             factors: None,
             shares: None,
+            turns: false,
+            tick_ns: None,
             time_limit_ns: 1_000_000_000_000,
         }
     }

@@ -221,6 +221,10 @@ impl Sim<'_> {
         } else {
             c.tick_phase + (due - c.tick_phase).div_ceil(slice) * slice
         };
+        // A tick that came while the process did something else (a send, a spawn) or while
+        // the core stood still (QEMU's turns) is pending: the slice ends now, before any of
+        // the computation.
+        let tick = tick.max(now);
         if tick < end {
             let done_ns = ((tick - now) as f64 / c.factor).floor() as u64;
             self.procs[pid as usize].left = Some((ns - done_ns.min(ns), units, reductions));

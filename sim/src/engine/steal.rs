@@ -242,9 +242,9 @@ impl Sim<'_> {
         }
         if round.next < round.victims.len() {
             let pause = backoff_counts(&config, round.next as u32, c.rng.next_u64());
-            let at = now + c.scale(cost + pause);
+            let (from, at) = (now + c.scale(cost), now + c.scale(cost + pause));
             c.phase = Phase::Steal(round);
-            self.schedule(core, at);
+            self.spin(core, from, at);
             return;
         }
         self.end_round(core, now, round, cost);

@@ -1,0 +1,268 @@
+//! QEMU's round-robin under `-icount`, turn by turn (`SimConfig::turns`): one core runs at a
+//! time and the others stand still, as QEMU runs every vCPU in turn on one host thread. The
+//! fluid model (`SimConfig::shares`) instead runs every core at once, each slowed by the
+//! others' shares, so a thief's view of a victim can go stale before its attempt, which under
+//! QEMU it cannot: the victim is frozen for the whole of the thief's turn.
+//!
+//! The rules are QEMU 10's (accel/tcg/tcg-accel-ops-rr.c, icount-common.c), checked against
+//! the turns of a whole run logged by `-d exec,nochain,in_asm` (docs/simulator.md, "QEMU's
+//! turns"):
+//! - A pass visits the vCPUs in index order. At its start the time to the next timer deadline
+//!   (the earliest tick of any core: every core's generic timer stays armed, asleep or not) is
+//!   divided by the number of vCPUs (`icount_percpu_budget`), and that budget holds for every
+//!   turn of the pass; a turn also stops at the deadline itself.
+//! - After a tick the pass goes on with fresh budgets: each vCPU to the end of the list gets
+//!   the time to the next deadline over N, counted at its own start (the timer's kick leaves
+//!   `exit_request` set, which breaks the loop before each of them). So the first turns after
+//!   a tick are the longest, and which vCPU the tick meets decides who gets them: this is what
+//!   makes QEMU's shares unequal and redraws them when boot timing shifts the ticks.
+//! - A turn ends when its budget is spent, at WFI, or at `yield` (the kernel's `relax`, in
+//!   every spin on the counter). Raising an interrupt for another vCPU does not end it: every
+//!   vCPU shares the one thread, so QEMU only flags the target, which takes the interrupt when
+//!   its own turn comes.
+//! - A vCPU in WFI with no interrupt pending is skipped at no cost; when every vCPU is in WFI
+//!   the clock jumps to the next wake-up (`sleep=off`).
+//! - Every instruction any vCPU executes moves the one virtual clock, so a turn starts where
+//!   the last one ended, and a core frozen in the middle of an action finishes it in its next
+//!   turn with what was left.
+//!
+//! The ticks' phases decide the turns, so the kernel reports them at the workload's start
+//! (`next_tick_ns`) and the calibration hands them to the paired simulation (`--tick-ns`).
+
+use super::Sim;
+use super::state::Phase;
+
+/// One look of a spin on the counter: read it, compare, `yield`.
+const SPIN_LOOK_NS: u64 = 4;
+
+/// Whose turn it is and what waits for the others.
+pub(super) struct Turns {
+    /// The core whose turn it is: the only one with an event in the engine's heap.
+    pub(super) current: usize,
+    /// When the current turn ends: its budget spent, or the deadline.
+    pub(super) ends: u64,
+    /// The pass's budget per turn.
+    pub(super) budget: u64,
+    /// The timer deadline the budgets are counted to.
+    pub(super) deadline: u64,
+    /// A tick has fired: every turn to the end of the list gets a fresh budget.
+    pub(super) kicked: bool,
+    /// Turns taken since the tick.
+    pub(super) kicked_turns: u32,
+    /// Each other core's next event, held back until its turn.
+    pub(super) parked: Vec<Option<u64>>,
+    /// When each core's last turn ended: an action cut short resumes with what was left.
+    pub(super) frozen_at: Vec<u64>,
+    /// A core spinning on the counter until then: each look at the counter ends its turn
+    /// while another core can run.
+    pub(super) spin_until: Vec<Option<u64>>,
+}
+
+impl Turns {
+    pub(super) fn new(cores: usize) -> Turns {
+        Turns {
+            current: 0,
+            ends: 0,
+            budget: 0,
+            deadline: 0,
+            kicked: false,
+            kicked_turns: 0,
+            parked: vec![None; cores],
+            frozen_at: vec![0; cores],
+            spin_until: vec![None; cores],
+        }
+    }
+}
+
+impl Sim<'_> {
+    /// The first turn: core 0 (running the program's main) at time 0, just after its tick (the
+    /// kernel's main starts a workload then), so the pass's budgets are fresh ones. Every other
+    /// core is in WFI, as the kernel's are then, until its tick or a wake-up SGI.
+    pub(super) fn start_turns(&mut self) {
+        if self.turns.is_none() {
+            return;
+        }
+        for core in 1..self.cores.len() {
+            let tick = self.next_tick(core, 0);
+            self.cores[core].phase = Phase::Asleep { since: 0 };
+            self.sleepers.insert(core);
+            self.unoffered.insert(core);
+            self.schedule(core, tick);
+        }
+        let deadline = self.next_deadline(0);
+        let budget = self.round_budget(0);
+        let turns = self.turns.as_mut().expect("turns");
+        turns.deadline = deadline;
+        turns.budget = budget;
+        turns.kicked = true;
+        turns.kicked_turns = 1;
+        turns.ends = budget.min(deadline).max(1);
+    }
+
+    /// `core` spins on the counter from `from` until `until` (a backoff, a search pause, a
+    /// relax): without turns it simply resumes then; with turns each look passes the turn on
+    /// while another core can run.
+    pub(super) fn spin(&mut self, core: usize, from: u64, until: u64) {
+        match &mut self.turns {
+            Some(turns) if until > from => {
+                turns.spin_until[core] = Some(until);
+                self.schedule(core, from);
+            }
+            _ => self.schedule(core, until),
+        }
+    }
+
+    /// Called for the current core's event at `at`: true when it is a look of a spin that is
+    /// not over, taken here (the turn passes on, or the spin runs on alone).
+    pub(super) fn spinning(&mut self, core: usize, at: u64) -> bool {
+        let Some(turns) = &mut self.turns else { return false };
+        let Some(until) = turns.spin_until[core] else { return false };
+        if at >= until {
+            turns.spin_until[core] = None;
+            return false;
+        }
+        let look = at + SPIN_LOOK_NS;
+        let others = (0..self.cores.len()).filter(|&c| c != core).filter_map(|c| self.ready_at(c)).min();
+        match others {
+            Some(other) if other <= look => {
+                // `yield`: the next core in the list takes over.
+                self.cores[core].generation += 1;
+                let turns = self.turns.as_mut().expect("turns");
+                turns.parked[core] = Some(look);
+                turns.frozen_at[core] = look;
+                self.next_turn(look);
+            }
+            // Alone, the core spins on (each `yield` comes straight back to it) until the spin
+            // ends or another core could run.
+            other => self.schedule(core, other.map_or(until, |o| o.min(until)).max(look)),
+        }
+        true
+    }
+
+    /// Whether `core`'s event waits for its turn rather than going into the heap.
+    pub(super) fn park(&mut self, core: usize, at: u64) -> bool {
+        match &mut self.turns {
+            Some(turns) if turns.current != core => {
+                turns.parked[core] = Some(at);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Called before the current core's event at `at` runs: false when the turn is over first
+    /// (the event is parked and the next core's turn begins).
+    pub(super) fn in_turn(&mut self, core: usize, at: u64) -> bool {
+        let Some(turns) = &mut self.turns else { return true };
+        debug_assert_eq!(core, turns.current, "only the current core has events in the heap");
+        if at <= turns.ends {
+            return true;
+        }
+        let ends = turns.ends;
+        turns.parked[core] = Some(at);
+        turns.frozen_at[core] = ends;
+        self.next_turn(ends);
+        false
+    }
+
+    /// Called after the current core's step at `now`: its turn ends there if it went into WFI.
+    pub(super) fn after_step(&mut self, core: usize, now: u64) {
+        let asleep = matches!(self.cores[core].phase, Phase::Asleep { .. });
+        let Some(turns) = &mut self.turns else { return };
+        if !asleep || turns.current != core {
+            return;
+        }
+        let c = &mut self.cores[core];
+        c.generation += 1;
+        turns.parked[core] = Some(c.at);
+        turns.frozen_at[core] = now;
+        self.next_turn(now);
+    }
+
+    /// When `core` could take a turn: at once (0) if it is not in WFI, at its wake-up (its
+    /// tick, or a wake-up SGI's arrival) if it is; `None` if it has nothing to do at all.
+    fn ready_at(&self, core: usize) -> Option<u64> {
+        let turns = self.turns.as_ref().expect("turns");
+        let asleep = matches!(self.cores[core].phase, Phase::Asleep { .. });
+        turns.parked[core].map(|at| if asleep { at } else { 0 })
+    }
+
+    fn ready(&self, core: usize, now: u64) -> bool {
+        self.ready_at(core).is_some_and(|at| at <= now)
+    }
+
+    /// The next core in the list that can run at `now` takes the turn; after the last core a
+    /// new pass begins with core 0 (`rr_cpu_thread_fn`).
+    pub(super) fn next_turn(&mut self, now: u64) {
+        let n = self.cores.len();
+        let mut now = now;
+        self.fire_ticks(now);
+        let mut next = self.turns.as_ref().expect("turns").current + 1;
+        let mut passes = 0;
+        loop {
+            if next == n {
+                next = 0;
+                passes += 1;
+                assert!(passes <= 2, "no core could run at {now}");
+                if !(0..n).any(|core| self.ready(core, now)) {
+                    // Every core in WFI: the clock jumps to the first wake-up.
+                    let Some(wake) = (0..n).filter_map(|c| self.ready_at(c)).min() else { return };
+                    now = now.max(wake);
+                    self.fire_ticks(now);
+                }
+                let budget = self.round_budget(now);
+                let turns = self.turns.as_mut().expect("turns");
+                // A tick's fresh budgets last to the end of the list; one that came just as a
+                // pass ended gives the whole next pass fresh ones.
+                if turns.kicked && turns.kicked_turns > 0 {
+                    turns.kicked = false;
+                }
+                turns.budget = budget;
+            }
+            if self.ready(next, now) {
+                break;
+            }
+            next += 1;
+        }
+        let asleep = matches!(self.cores[next].phase, Phase::Asleep { .. });
+        let fresh = self.round_budget(now);
+        let turns = self.turns.as_mut().expect("turns");
+        if turns.kicked {
+            turns.budget = fresh;
+            turns.kicked_turns += 1;
+        }
+        let parked = turns.parked[next].take().expect("ready");
+        let at = if asleep { parked.max(now) } else { now + parked.saturating_sub(turns.frozen_at[next]) };
+        turns.current = next;
+        turns.ends = now + turns.budget.min(turns.deadline - now).max(1);
+        self.schedule(next, at);
+    }
+
+    /// A tick is due at `now`: the deadline moves on, and its kick starts fresh budgets.
+    fn fire_ticks(&mut self, now: u64) {
+        let deadline = self.next_deadline(now);
+        let turns = self.turns.as_mut().expect("turns");
+        if now >= turns.deadline {
+            turns.deadline = deadline;
+            turns.kicked = true;
+            turns.kicked_turns = 0;
+        }
+    }
+
+    /// `icount_percpu_budget`: the time to the next deadline over the number of vCPUs.
+    fn round_budget(&self, now: u64) -> u64 {
+        ((self.next_deadline(now) - now) / self.cores.len() as u64).max(1)
+    }
+
+    /// The next timer deadline after `now`: the earliest next tick of any core.
+    fn next_deadline(&self, now: u64) -> u64 {
+        (0..self.cores.len()).map(|core| self.next_tick(core, now + 1)).min().unwrap_or(now + 1)
+    }
+
+    /// `core`'s first tick at or after `at`: ticks come every slice at the core's phase.
+    pub(super) fn next_tick(&self, core: usize, at: u64) -> u64 {
+        let slice = self.cfg.slice_ns.max(1);
+        let phase = self.cores[core].tick_phase;
+        if at <= phase { phase } else { phase + (at - phase).div_ceil(slice) * slice }
+    }
+}
