@@ -60,6 +60,7 @@ sim_policy = load("beamcore_check_sim_policy", "check-sim-policy.py")
 calibrate = load("beamcore_sim_calibrate", "sim-calibrate.py")
 sim_tool = load("beamcore_sim_figures", "sim.py")
 steal_mix = load("beamcore_steal_mix", "steal_mix.py")
+qemu_turns = load("beamcore_qemu_turns", "qemu_turns.py")
 
 # Laid out as kernel/sched/record/trace.rs dumps it: every buffer's header, then all events merged in
 # time order. counter_hz = 1 MHz: one tick is one microsecond, so times read straight off the log.
@@ -228,6 +229,35 @@ class StealMix(unittest.TestCase):
         log = STEAL_LOG.replace("trace: core=1 recorded=9 dropped=0", "trace: core=1 recorded=9 dropped=3")
         with self.assertRaises(steal_mix.Incomplete):
             steal_mix.steal_mix(trace_tool.parse(log.splitlines()))
+
+
+# A `-d exec,nochain,in_asm` log: two blocks translated (3 and 2 instructions), then vCPU 0 runs
+# the first twice, vCPU 1 the second once, vCPU 0 the second once.
+EXEC_LOG = """IN: loop
+0x40001000:  d2800000  movz     x0, #0
+0x40001004:  91000400  add      x0, x0, #1
+0x40001008:  17fffffe  b        #0x40001000
+
+Trace 0: 0x7f0000000100 [00000000/0000000040001000/00000000/ff200000] loop
+Trace 0: 0x7f0000000100 [00000000/0000000040001000/00000000/ff200000] loop
+IN: idle
+0x40002000:  d503207f  wfi
+0x40002004:  17ffffff  b        #0x40002000
+
+Trace 1: 0x7f0000000200 [00000000/0000000040002000/00000000/ff200000] idle
+Trace 0: 0x7f0000000200 [00000000/0000000040002000/00000000/ff200000] idle
+"""
+
+
+class QemuTurns(unittest.TestCase):
+    def test_turns_are_runs_of_one_vcpu_counted_in_instructions(self):
+        turns = qemu_turns.parse_exec_log(EXEC_LOG.splitlines(keepends=True))
+        self.assertEqual(turns, [(0, 0, 6, 2), (6, 1, 2, 1), (8, 0, 2, 1)])
+
+    def test_the_summary_counts_each_vcpu_in_a_window(self):
+        turns = [(0, 0, 6, 2), (6, 1, 2, 1), (8, 0, 2, 1)]
+        self.assertEqual(qemu_turns.summary(turns)[0], {"turns": 2, "instructions": 8, "median": 6})
+        self.assertEqual(list(qemu_turns.summary(turns, 5, 8)), [1])
 
 
 class TraceChromeJson(unittest.TestCase):
