@@ -41,6 +41,7 @@ fn main() -> ExitCode {
     let workload = beamcore_apps::config::args().workload;
     let started = beamcore::time::now_count();
     let next_ticks = next_ticks_after(started, cores);
+    let before = Before::now(cores);
     let outcome = workloads::run(workload);
     let elapsed_us = beamcore::time::counts_to_us(beamcore::time::now_count() - started);
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
@@ -51,7 +52,10 @@ fn main() -> ExitCode {
         json.boolean("ok", outcome.ok)?
             .uint("workload_processes", outcome.processes)?
             .uint("elapsed_us", elapsed_us)?
-            .uint_array("next_tick_ns", &next_ticks)?;
+            .uint_array("next_tick_ns", &next_ticks)?
+            .uint_array("steal_attempts_before", &before.steal_attempts)?
+            .uint_array("steals_before", &before.steals)?
+            .uint_array("migrated_in_before", &before.migrated_in)?;
         if let Some(grain) = &grain {
             json.uint("grain_tasks", grain.tasks)?
                 .uint("grain_ns", grain.grain_ns)?
@@ -89,6 +93,30 @@ fn main() -> ExitCode {
         }
     }
     if outcome.ok { ExitCode::Success } else { ExitCode::Failure(1) }
+}
+
+/// The per-core counters the report's figures had reached when the workload began: the
+/// report's counts run from boot, and before a workload the idle cores have already made steal
+/// rounds at every tick of the boot check (some 30 refused attempts each), which a comparison
+/// of the workload's own dynamics (the simulator's calibration) takes away.
+struct Before {
+    steal_attempts: alloc::vec::Vec<u64>,
+    steals: alloc::vec::Vec<u64>,
+    migrated_in: alloc::vec::Vec<u64>,
+}
+
+impl Before {
+    fn now(cores: usize) -> Before {
+        use core::sync::atomic::Ordering::Relaxed;
+        let each = |field: fn(&beamcore::sched::CoreStats) -> &core::sync::atomic::AtomicU64| {
+            (0..cores).map(|core| field(beamcore::sched::core_stats(core)).load(Relaxed)).collect()
+        };
+        Before {
+            steal_attempts: each(|s| &s.steal_attempts),
+            steals: each(|s| &s.steals),
+            migrated_in: each(|s| &s.migrated_in),
+        }
+    }
 }
 
 /// How long after `started` each core's next tick came, in ns (instructions under `-icount

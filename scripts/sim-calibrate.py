@@ -125,12 +125,14 @@ def observe(report):
     per_core = report["per_core"]
     works = [c["work"] for c in per_core]
     mean = sum(works) / len(works)
+    # The kernel's counts run from boot; what they had reached when the workload began (the
+    # boot check's idle steal rounds) is not the workload's. The simulator reports none.
     return {
         "works": works,
         "max_over_mean": max(works) / mean if mean else 0.0,
-        "steals": sum(c["steals"] for c in per_core),
-        "attempts": sum(c["steal_attempts"] for c in per_core),
-        "migrations": sum(c["migrated_in"] for c in per_core),
+        "steals": sum(c["steals"] for c in per_core) - sum(report.get("steals_before", [])),
+        "attempts": sum(c["steal_attempts"] for c in per_core) - sum(report.get("steal_attempts_before", [])),
+        "migrations": sum(c["migrated_in"] for c in per_core) - sum(report.get("migrated_in_before", [])),
         "idle_with_work_us": sum(c["idle_with_work_us"] for c in per_core),
         # Sleeps a wake-up SGI ended and their summed latency (the kernel's; the simulator
         # reports none).
