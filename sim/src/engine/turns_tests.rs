@@ -139,3 +139,20 @@ fn a_tick_that_passed_before_a_computation_ends_the_slice_before_any_of_it() {
     assert!(matches!(sim.cores[0].phase, Phase::Run { preempt: true, .. }));
     assert_eq!(sim.cores[0].at, now, "preempted at once");
 }
+
+#[test]
+fn a_wake_up_sgi_does_not_end_the_senders_turn() {
+    // Every vCPU runs on QEMU's one thread, so raising an interrupt for another only flags it:
+    // the sleeper runs when its own turn comes, and the sender's turn goes on.
+    let costs = CostModel::fallback();
+    let mut sim = four_cores(&costs);
+    all_busy(&mut sim);
+    sim.cores[1].phase = Phase::Asleep { since: 0 };
+    sim.turns.as_mut().expect("turns").parked[1] = Some(SLICE);
+    sim.cores[1].at = SLICE;
+    let ends = sim.turns.as_ref().expect("turns").ends;
+    sim.send_wake(1, 100);
+    let turns = sim.turns.as_ref().expect("turns");
+    assert_eq!((turns.current, turns.ends), (0, ends), "core 0's turn goes on");
+    assert_eq!(turns.parked[1], Some(100 + costs.wake_latency), "core 1 is due, for its turn");
+}
