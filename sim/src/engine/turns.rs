@@ -14,8 +14,10 @@
 //! - After a tick the pass goes on with fresh budgets: each vCPU to the end of the list gets
 //!   the time to the next deadline over N, counted at its own start (the timer's kick leaves
 //!   `exit_request` set, which breaks the loop before each of them). So the first turns after
-//!   a tick are the longest, and which vCPU the tick meets decides who gets them: this is what
-//!   makes QEMU's shares unequal and redraws them when boot timing shifts the ticks.
+//!   a tick are the longest, and which vCPUs get them is what makes QEMU's shares unequal. In
+//!   the model they start after the vCPU whose turn met the tick; QEMU also has a late kick
+//!   (core 0 cut short and core 1 skipped, fresh budgets from core 2) that the model does not
+//!   (docs/simulator.md, "QEMU's turns, modelled").
 //! - A turn ends when its budget is spent, at WFI, or at `yield` (the kernel's `relax`, in
 //!   every spin on the counter). Raising an interrupt for another vCPU does not end it: every
 //!   vCPU shares the one thread, so QEMU only flags the target, which takes the interrupt when
