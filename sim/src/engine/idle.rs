@@ -91,9 +91,7 @@ impl Sim<'_> {
             self.schedule(core, now + self.cores[core].scale(LOOP_NS));
             return;
         }
-        let slice = self.cfg.slice_ns.max(1);
-        let phase = self.cores[core].tick_phase;
-        let next_tick = if now < phase { phase } else { phase + ((now - phase) / slice + 1) * slice };
+        let next_tick = self.cores[core].next_tick(self.cfg.slice_ns.max(1), now + 1);
         self.cores[core].phase = Phase::Asleep { since: now };
         self.set_awake(core, false);
         self.schedule(core, next_tick);

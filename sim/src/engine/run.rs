@@ -215,12 +215,7 @@ impl Sim<'_> {
         let end = now + c.scale(ns);
         // The first tick at which the slice is over: ticks come every slice at this core's phase.
         let slice = self.cfg.slice_ns.max(1);
-        let due = slice_started + slice;
-        let tick = if due <= c.tick_phase {
-            c.tick_phase
-        } else {
-            c.tick_phase + (due - c.tick_phase).div_ceil(slice) * slice
-        };
+        let tick = c.next_tick(slice, slice_started + slice);
         // A tick that came while the process did something else (a send, a spawn) or while
         // the core stood still (QEMU's turns) is pending: the slice ends now, before any of
         // the computation.

@@ -175,6 +175,12 @@ impl Core {
         }
     }
 
+    /// This core's first tick at or after `at`: its ticks come every `slice` at its phase.
+    pub(super) fn next_tick(&self, slice: u64, at: u64) -> u64 {
+        let phase = self.tick_phase;
+        if at <= phase { phase } else { phase + (at - phase).div_ceil(slice) * slice }
+    }
+
     /// `ns` of this core's time (its factor applied).
     pub(super) fn scale(&self, ns: u64) -> u64 {
         if self.factor == 1.0 { ns } else { (ns as f64 * self.factor).round() as u64 }

@@ -61,6 +61,12 @@ pub(super) struct Turns {
 }
 
 impl Turns {
+    /// A turn starting at `now` ends when the pass's budget is spent or at the deadline,
+    /// whichever is first (`icount_prepare_for_run`); at least 1 ns on.
+    fn turn_end(&self, now: u64) -> u64 {
+        now + self.budget.min(self.deadline - now).max(1)
+    }
+
     pub(super) fn new(cores: usize) -> Turns {
         Turns {
             current: 0,
@@ -85,7 +91,7 @@ impl Sim<'_> {
             return;
         }
         for core in 1..self.cores.len() {
-            let tick = self.next_tick(core, 0);
+            let tick = self.cores[core].next_tick(self.cfg.slice_ns.max(1), 0);
             self.cores[core].phase = Phase::Asleep { since: 0 };
             self.sleepers.insert(core);
             self.unoffered.insert(core);
@@ -98,7 +104,7 @@ impl Sim<'_> {
         turns.budget = budget;
         turns.kicked = true;
         turns.kicked_turns = 1;
-        turns.ends = budget.min(deadline).max(1);
+        turns.ends = turns.turn_end(0);
     }
 
     /// `core` spins on the counter from `from` until `until` (a backoff, a search pause, a
@@ -126,14 +132,8 @@ impl Sim<'_> {
         let look = at + SPIN_LOOK_NS;
         let others = (0..self.cores.len()).filter(|&c| c != core).filter_map(|c| self.ready_at(c)).min();
         match others {
-            Some(other) if other <= look => {
-                // `yield`: the next core in the list takes over.
-                self.cores[core].generation += 1;
-                let turns = self.turns.as_mut().expect("turns");
-                turns.parked[core] = Some(look);
-                turns.frozen_at[core] = look;
-                self.next_turn(look);
-            }
+            // `yield`: the next core in the list takes over.
+            Some(other) if other <= look => self.pass_turn(core, look, look),
             // Alone, the core spins on (each `yield` comes straight back to it) until the spin
             // ends or another core could run.
             other => self.schedule(core, other.map_or(until, |o| o.min(until)).max(look)),
@@ -161,22 +161,25 @@ impl Sim<'_> {
             return true;
         }
         let ends = turns.ends;
-        turns.parked[core] = Some(at);
-        turns.frozen_at[core] = ends;
-        self.next_turn(ends);
+        self.pass_turn(core, at, ends);
         false
     }
 
     /// Called after the current core's step at `now`: its turn ends there if it went into WFI.
     pub(super) fn after_step(&mut self, core: usize, now: u64) {
         let asleep = matches!(self.cores[core].phase, Phase::Asleep { .. });
-        let Some(turns) = &mut self.turns else { return };
-        if !asleep || turns.current != core {
-            return;
+        if asleep && self.turns.as_ref().is_some_and(|turns| turns.current == core) {
+            self.pass_turn(core, self.cores[core].at, now);
         }
-        let c = &mut self.cores[core];
-        c.generation += 1;
-        turns.parked[core] = Some(c.at);
+    }
+
+    /// The current core's turn ends at `now`: its next event, at `resume_at`, waits for its
+    /// next turn (a core not in WFI resumes it with what was left after `now`), and the next
+    /// core in the list takes over.
+    fn pass_turn(&mut self, core: usize, resume_at: u64, now: u64) {
+        self.cores[core].generation += 1;
+        let turns = self.turns.as_mut().expect("turns");
+        turns.parked[core] = Some(resume_at);
         turns.frozen_at[core] = now;
         self.next_turn(now);
     }
@@ -236,7 +239,7 @@ impl Sim<'_> {
         let parked = turns.parked[next].take().expect("ready");
         let at = if asleep { parked.max(now) } else { now + parked.saturating_sub(turns.frozen_at[next]) };
         turns.current = next;
-        turns.ends = now + turns.budget.min(turns.deadline - now).max(1);
+        turns.ends = turns.turn_end(now);
         self.schedule(next, at);
     }
 
@@ -258,13 +261,7 @@ impl Sim<'_> {
 
     /// The next timer deadline after `now`: the earliest next tick of any core.
     fn next_deadline(&self, now: u64) -> u64 {
-        (0..self.cores.len()).map(|core| self.next_tick(core, now + 1)).min().unwrap_or(now + 1)
-    }
-
-    /// `core`'s first tick at or after `at`: ticks come every slice at the core's phase.
-    pub(super) fn next_tick(&self, core: usize, at: u64) -> u64 {
         let slice = self.cfg.slice_ns.max(1);
-        let phase = self.cores[core].tick_phase;
-        if at <= phase { phase } else { phase + (at - phase).div_ceil(slice) * slice }
+        self.cores.iter().map(|c| c.next_tick(slice, now + 1)).min().unwrap_or(now + 1)
     }
 }

@@ -26,6 +26,12 @@ fn all_busy(sim: &mut Sim<'_>) {
     }
 }
 
+/// `core` in WFI until `wake` (its tick, or a wake-up's arrival).
+fn asleep_until(sim: &mut Sim<'_>, core: usize, wake: u64) {
+    sim.cores[core].phase = Phase::Asleep { since: 0 };
+    sim.turns.as_mut().expect("turns").parked[core] = Some(wake);
+}
+
 /// Runs every turn from `start` to the end of its budget until `until`, and returns each
 /// core's time.
 fn run_turns(sim: &mut Sim<'_>, start: u64, until: u64) -> Vec<u64> {
@@ -84,16 +90,14 @@ fn a_core_in_wfi_is_skipped_and_when_all_sleep_the_clock_jumps_to_the_first_wake
     let costs = CostModel::fallback();
     let mut sim = four_cores(&costs);
     all_busy(&mut sim);
-    sim.cores[2].phase = Phase::Asleep { since: 0 };
-    sim.turns.as_mut().expect("turns").parked[2] = Some(5 * SLICE);
+    asleep_until(&mut sim, 2, 5 * SLICE);
     sim.next_turn(1_000);
     assert_eq!(sim.turns.as_ref().expect("turns").current, 1);
     sim.next_turn(2_000);
     assert_eq!(sim.turns.as_ref().expect("turns").current, 3, "core 2 sleeps: skipped");
     // Now every core but core 2 sleeps too, with later wake-ups; core 2's comes first.
     for (core, wake) in [(0, 9 * SLICE), (1, 8 * SLICE), (3, 7 * SLICE)] {
-        sim.cores[core].phase = Phase::Asleep { since: 0 };
-        sim.turns.as_mut().expect("turns").parked[core] = Some(wake);
+        asleep_until(&mut sim, core, wake);
     }
     sim.next_turn(3_000);
     let turns = sim.turns.as_ref().expect("turns");
@@ -114,8 +118,7 @@ fn a_spin_hands_the_turn_on_and_runs_on_alone_only_while_no_other_core_can_run()
     let mut sim = four_cores(&costs);
     all_busy(&mut sim);
     for core in 1..4 {
-        sim.cores[core].phase = Phase::Asleep { since: 0 };
-        sim.turns.as_mut().expect("turns").parked[core] = Some(30_000);
+        asleep_until(&mut sim, core, 30_000);
     }
     sim.spin(0, 1_000, 50_000);
     assert!(sim.spinning(0, 1_000));
@@ -147,8 +150,7 @@ fn a_wake_up_sgi_does_not_end_the_senders_turn() {
     let costs = CostModel::fallback();
     let mut sim = four_cores(&costs);
     all_busy(&mut sim);
-    sim.cores[1].phase = Phase::Asleep { since: 0 };
-    sim.turns.as_mut().expect("turns").parked[1] = Some(SLICE);
+    asleep_until(&mut sim, 1, SLICE);
     sim.cores[1].at = SLICE;
     let ends = sim.turns.as_ref().expect("turns").ends;
     sim.send_wake(1, 100);
