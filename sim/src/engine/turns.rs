@@ -10,14 +10,20 @@
 //! - A pass visits the vCPUs in index order. At its start the time to the next timer deadline
 //!   (the earliest tick of any core: every core's generic timer stays armed, asleep or not) is
 //!   divided by the number of vCPUs (`icount_percpu_budget`), and that budget holds for every
-//!   turn of the pass; a turn also stops at the deadline itself.
-//! - After a tick the pass goes on with fresh budgets: each vCPU to the end of the list gets
-//!   the time to the next deadline over N, counted at its own start (the timer's kick leaves
-//!   `exit_request` set, which breaks the loop before each of them). So the first turns after
-//!   a tick are the longest, and which vCPUs get them is what makes QEMU's shares unequal. In
-//!   the model they start after the vCPU whose turn met the tick; QEMU also has a late kick
-//!   (core 0 cut short and core 1 skipped, fresh budgets from core 2) that the model does not
-//!   (docs/simulator.md, "QEMU's turns, modelled").
+//!   turn of the pass; a turn also stops at the deadline itself. The division is whole
+//!   nanoseconds: a pass of busy cores ends `(deadline - start) mod N` short of the deadline,
+//!   and when fewer than N are left the budget is all of them (`timeslice == 0` gives
+//!   `limit`), so the first vCPU of the next pass meets the deadline after a few instructions.
+//! - A deadline met at the end of the list: the next pass has fresh budgets from core 0. A
+//!   deadline met by vCPU k before the end: vCPU k + 1 runs nothing (its budget is the time to
+//!   a deadline that has passed, before the timer is handled) and the fresh budgets start at
+//!   k + 2. Either way each vCPU to the end of the list gets the time to the next deadline
+//!   over N, counted at its own start (the timer's kick leaves `exit_request` set, which
+//!   breaks the loop before each of them). So the first turns after a tick are the longest,
+//!   and which vCPUs get them is what makes QEMU's shares unequal: which of the two cases the
+//!   last tick of a millisecond meets follows from the remainder alone, one time in N the
+//!   first (fresh from core 0), else the second (core 1 skipped, fresh from core 2). QEMU's
+//!   execution log shows both, tick for tick (docs/simulator.md, "QEMU's turns, modelled").
 //! - A turn ends when its budget is spent, at WFI, or at `yield` (the kernel's `relax`, in
 //!   every spin on the counter). Raising an interrupt for another vCPU does not end it: every
 //!   vCPU shares the one thread, so QEMU only flags the target, which takes the interrupt when
@@ -201,8 +207,13 @@ impl Sim<'_> {
     pub(super) fn next_turn(&mut self, now: u64) {
         let n = self.cores.len();
         let mut now = now;
-        self.fire_ticks(now);
+        let fired = self.fire_ticks(now);
         let mut next = self.turns.as_ref().expect("turns").current + 1;
+        if fired && next < n {
+            // The deadline met before the end of the list: the next vCPU's budget is zero,
+            // and the fresh budgets start after it.
+            next += 1;
+        }
         let mut passes = 0;
         loop {
             if next == n {
@@ -213,7 +224,8 @@ impl Sim<'_> {
                     // Every core in WFI: the clock jumps to the first wake-up.
                     let Some(wake) = (0..n).filter_map(|c| self.ready_at(c)).min() else { return };
                     now = now.max(wake);
-                    self.fire_ticks(now);
+                    // A wake-up, not a budget met: no vCPU is skipped.
+                    let _ = self.fire_ticks(now);
                 }
                 let budget = self.round_budget(now);
                 let turns = self.turns.as_mut().expect("turns");
@@ -244,19 +256,27 @@ impl Sim<'_> {
     }
 
     /// A tick is due at `now`: the deadline moves on, and its kick starts fresh budgets.
-    fn fire_ticks(&mut self, now: u64) {
+    /// Returns whether one was.
+    fn fire_ticks(&mut self, now: u64) -> bool {
         let deadline = self.next_deadline(now);
         let turns = self.turns.as_mut().expect("turns");
-        if now >= turns.deadline {
+        let due = now >= turns.deadline;
+        if due {
             turns.deadline = deadline;
             turns.kicked = true;
             turns.kicked_turns = 0;
         }
+        due
     }
 
-    /// `icount_percpu_budget`: the time to the next deadline over the number of vCPUs.
+    /// `icount_percpu_budget`: the time to the next deadline over the number of vCPUs, or all
+    /// of it when that share rounds to zero.
     fn round_budget(&self, now: u64) -> u64 {
-        ((self.next_deadline(now) - now) / self.cores.len() as u64).max(1)
+        let limit = self.next_deadline(now) - now;
+        match limit / self.cores.len() as u64 {
+            0 => limit.max(1),
+            share => share,
+        }
     }
 
     /// The next timer deadline after `now`: the earliest next tick of any core.
