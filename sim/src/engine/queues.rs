@@ -108,9 +108,12 @@ impl Sim<'_> {
     /// into WFI. A core that ends a steal round goes to sleep at its own clock, which may be
     /// ahead of the sender's (its round's cost is charged at once): woken at the sender's time it
     /// would run before its round had ended, and its asleep time would come out negative.
+    /// Under QEMU's turns the latency is the wait for the woken vCPU's turn, which the turns
+    /// make themselves: TCG ends a WFI as soon as an interrupt is pending, so nothing is added.
     pub(super) fn send_wake(&mut self, core: usize, now: u64) {
         if let Phase::Asleep { since } = self.cores[core].phase {
-            let at = (now + self.costs.wake_latency).max(since);
+            let latency = if self.turns.is_some() { 0 } else { self.costs.wake_latency };
+            let at = (now + latency).max(since);
             if at < self.cores[core].at {
                 self.schedule(core, at);
             }
