@@ -379,16 +379,19 @@ def report_turn_model(cases, qemu, q_runs, jobs):
         return
     t_runs = simulate(SIM, cases, qemu, jobs, turns=True)
     summary = {case_key(case): summarise(q_runs[case], t_runs[case]) for case in cases}
-    print("| case | QEMU max/mean | sim (turns) | gap [95%] | sim/QEMU steals | attempts | migrations |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | QEMU max/mean | sim (turns) | gap [95%] | sim/QEMU steals | attempts | migrations "
+          "| idle-with-work QEMU / sim (us) |")
+    print("|---|---|---|---|---|---|---|---|")
     for case in cases:
         key = case_key(case)
         s = summary[key]
         q_mm = sum(r["max_over_mean"] for r in q_runs[case]) / len(SEEDS)
         t_mm = sum(r["max_over_mean"] for r in t_runs[case]) / len(SEEDS)
+        q_idle = sum(r["idle_with_work_us"] for r in q_runs[case]) / len(SEEDS)
+        t_idle = sum(r["idle_with_work_us"] for r in t_runs[case]) / len(SEEDS)
         gap = s["max_over_mean"]
         print(f"| {key} | {q_mm:.3f} | {t_mm:.3f} | {interval(gap['mean'], gap['se'])} | {ratio(s, 'steals')} | "
-              f"{ratio(s, 'attempts')} | {ratio(s, 'migrations')} |")
+              f"{ratio(s, 'attempts')} | {ratio(s, 'migrations')} | {q_idle:.0f} / {t_idle:.0f} |")
     print()
     inside = sum(1 for case in cases if not gap_outside(summary[case_key(case)]["max_over_mean"]["mean"],
                                                         summary[case_key(case)]["max_over_mean"]["se"]))
