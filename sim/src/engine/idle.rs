@@ -47,12 +47,19 @@ impl Sim<'_> {
         let c = &mut self.cores[core];
         let pause = search_pause_counts(&self.search, c.search_rounds, c.rng.next_u64());
         c.search_rounds += 1;
-        let pause = c.scale(pause);
+        c.pause_since = Some(now);
+        Some(c.scale(pause))
+    }
+
+    /// The end of a search pause, when the core runs its loop again at `now`: if work waited
+    /// elsewhere then, the whole pause was idle with work, as long as it really lasted (the
+    /// kernel's `run_loop` reads the counter after its spin).
+    pub(super) fn pause_ended(&mut self, core: usize, now: u64) {
+        let Some(since) = self.cores[core].pause_since.take() else { return };
         let window = self.window(core);
         if self.work_elsewhere(core, &window) {
-            self.cores[core].stats.idle_with_work_ns += pause;
+            self.cores[core].stats.idle_with_work_ns += now - since;
         }
-        Some(pause)
     }
 
     /// A round that took nothing: come round again soon if a cooldown ends within a slice,

@@ -145,6 +145,7 @@ impl<'a> Sim<'a> {
                     work_offered_at: None,
                     search_started: 0,
                     search_rounds: 0,
+                    pause_since: None,
                     tick_phase: cfg.tick_ns.as_ref().map_or_else(|| mix(cfg.seed, 1000 + id as u64), |t| t[id])
                         % cfg.slice_ns.max(1),
                     factor: cfg.factors.as_ref().and_then(|f| f.get(id).copied()).unwrap_or(1.0),

@@ -60,6 +60,7 @@ impl Sim<'_> {
     /// One pass of `run_loop` that found no job: inbox, rebalancing, the next process, or a
     /// steal round, search and sleep.
     pub(super) fn loop_pass(&mut self, core: usize, now: u64) {
+        self.pause_ended(core, now);
         let mut cost = LOOP_NS;
         while let Some(pid) = self.cores[core].inbox.pop_front() {
             self.enqueue_local(core, pid, now);

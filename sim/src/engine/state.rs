@@ -156,6 +156,10 @@ pub(super) struct Core {
     pub(super) work_offered_at: Option<u64>,
     pub(super) search_started: u64,
     pub(super) search_rounds: u32,
+    /// When this core's current search pause began: the kernel charges the pause as idle with
+    /// work by the counter when the core comes back (`cpu::counter() - since`), which under
+    /// QEMU's turns is when its turn comes round again, not when the pause was due to end.
+    pub(super) pause_since: Option<u64>,
     pub(super) tick_phase: u64,
     pub(super) factor: f64,
     pub(super) stats: CoreStats,
