@@ -24,6 +24,8 @@
 
 mod deliberate_bug;
 mod idle;
+#[cfg(test)]
+mod idle_tests;
 mod outcome;
 mod policy;
 mod queues;
