@@ -193,8 +193,10 @@ def sim_run(binary, workload, policy, cores, seed, qemu=None, turns=False):
     """The simulator on the machine of the QEMU run `qemu` (its cores' shares and its mean
     wake-up latency; with `turns`, QEMU's turns from its ticks' phases instead), or on equal
     cores with the cost model's latency."""
+    # `--main-checks`: the simulated main computes what the kernel's does before its first
+    # spawn (uts counts its tree to check the answer, inside the timed run).
     cmd = [str(binary), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
-           "--seed", str(seed), "--per-core"]
+           "--seed", str(seed), "--per-core", "--main-checks"]
     if qemu and turns:
         cmd += ["--turns", "--tick-ns", ",".join(str(t) for t in qemu["next_tick_ns"])]
     elif qemu:

@@ -21,7 +21,7 @@ impl Args {
         let mut i = 0;
         while i < rest.len() {
             let key = rest[i].strip_prefix("--").ok_or_else(|| format!("unexpected argument {}", rest[i]))?;
-            if key == "per-core" || key == "turns" {
+            if key == "per-core" || key == "turns" || key == "main-checks" {
                 flags.push(key.to_string());
                 i += 1;
             } else {

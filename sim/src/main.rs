@@ -3,6 +3,7 @@
 //! ```text
 //! beamcore-sim run   [--workload fib] [--policy default] [--cores 4] [--seed 1] [--grain-ns 10000]
 //!                    [--factors 1.2,0.9,.. | --shares 0.3,0.2,..] [--turns] [--tick-ns 0,7472,..] [--per-core]
+//!                    [--main-checks]
 //!                    [--results bench/results.json] [--wake-ns 1000]
 //! beamcore-sim sweep [--out target/sim/sweep.json] [--seed 1] [--jobs 2] [--max-cores 1024]
 //!                    [--workloads fib,uts] [--policies default,peers] [--grain on|off]
@@ -61,9 +62,13 @@ fn run(args: &Args) -> Result<(), String> {
             return Err(format!("--{name}: one positive number per core ({cores}), got {list:?}"));
         }
     }
-    let t1 = simulate(workload, &policy, SimConfig::new(1, seed), &costs);
+    let main_checks = args.flags.iter().any(|f| f == "main-checks");
+    let mut one = SimConfig::new(1, seed);
+    one.main_checks = main_checks;
+    let t1 = simulate(workload, &policy, one, &costs);
     let t1_ns = one_core_time(workload, t1.makespan);
     let mut config = SimConfig::new(cores, seed);
+    config.main_checks = main_checks;
     config.factors = factors;
     config.shares = shares;
     config.turns = args.flags.iter().any(|f| f == "turns");

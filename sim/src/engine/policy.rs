@@ -86,6 +86,10 @@ pub struct SimConfig {
     /// Each core's first tick, ns after the start (a QEMU run's `next_tick_ns`); without it,
     /// drawn from the seed.
     pub tick_ns: Option<Vec<u64>>,
+    /// The program's main computes what the kernel's `make run` program computes before its
+    /// first spawn (uts counts its whole tree to check the answer), as the calibration against
+    /// that program needs; `make sim` leaves it out, the policy's work being the tree.
+    pub main_checks: bool,
     /// Give up after this much simulated time (a livelock would otherwise never end), ns: 1,000
     /// s, some five times the one-core time of the largest workload `make sim` runs.
     pub time_limit_ns: u64,
@@ -102,6 +106,7 @@ impl SimConfig {
             shares: None,
             turns: false,
             tick_ns: None,
+            main_checks: false,
             time_limit_ns: 1_000_000_000_000,
         }
     }

@@ -153,6 +153,7 @@ impl Sim<'_> {
                 message: p.message.take(),
                 cores: self.cfg.cores,
                 costs: self.costs,
+                main_checks: self.cfg.main_checks,
                 shared: &mut self.shared,
             };
             p.program.next(&mut ctx)

@@ -73,6 +73,8 @@ pub struct Ctx<'a> {
     pub message: Option<u64>,
     pub cores: usize,
     pub costs: &'a CostModel,
+    /// Whether the program's main checks its answer as the kernel's does (`SimConfig`).
+    pub main_checks: bool,
     /// State the workload's processes share (the kernel's atomics).
     pub shared: &'a mut Shared,
 }

@@ -133,8 +133,24 @@ impl Program {
     }
 }
 
+/// The phases of the program's main: what it computes before its first spawn, its spawns,
+/// the answers it waits for, its exit.
+const MAIN_PREPARE: u32 = 0;
+const MAIN_SPAWN: u32 = 1;
+const MAIN_RECEIVE: u32 = 2;
+const MAIN_EXIT: u32 = 3;
+
 fn main_next(workload: Workload, pc: &mut u32, index: &mut u64, ctx: &mut Ctx<'_>) -> Op {
-    // Phase 0 spawns `index` from 0 to the count; phase 1 receives that many answers; then exit.
+    if *pc == MAIN_PREPARE {
+        *pc = MAIN_SPAWN;
+        // The kernel's uts counts the whole tree on its own core before it spawns the root (to
+        // check the answer), inside the timed run: for that long every other core finds
+        // nothing and goes to sleep.
+        if let (Workload::Uts { .. }, true) = (workload, ctx.main_checks) {
+            return Op::Compute { ns: workload.processes() * ctx.costs.uts_check_node, units: 0, reductions: 0 };
+        }
+    }
+    // `index` counts the spawns from 0 to the count, then the answers received.
     let me = ctx.me;
     let (count, answers) = match workload {
         Workload::Fib { .. } | Workload::Uts { .. } | Workload::Grain { .. } => (1, 1),
@@ -147,7 +163,7 @@ fn main_next(workload: Workload, pc: &mut u32, index: &mut u64, ctx: &mut Ctx<'_
         }
         Workload::Bang { senders, .. } => (u64::from(senders) + 1, 1),
     };
-    if *pc == 0 {
+    if *pc == MAIN_SPAWN {
         if *index < count {
             let i = *index;
             *index += 1;
@@ -203,13 +219,41 @@ fn main_next(workload: Workload, pc: &mut u32, index: &mut u64, ctx: &mut Ctx<'_
                 }
             };
         }
-        *pc = 1;
+        *pc = MAIN_RECEIVE;
         *index = 0;
     }
-    if *pc == 1 && *index < answers {
+    if *pc == MAIN_RECEIVE && *index < answers {
         *index += 1;
         return Op::Receive;
     }
-    *pc = 2;
+    *pc = MAIN_EXIT;
     Op::Exit
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cost::CostModel;
+    use crate::engine::{Policy, SimConfig};
+    use crate::simulate;
+    use crate::workload::Workload;
+
+    fn makespan(workload: Workload, main_checks: bool, costs: &CostModel) -> u64 {
+        let mut config = SimConfig::new(1, 3);
+        config.main_checks = main_checks;
+        simulate(workload, &Policy::default_policy(), config, costs).makespan
+    }
+
+    /// With `main_checks`, uts's main counts the tree before it spawns the root, as the
+    /// kernel's does: one core's run is longer by that count's cost (and a preemption at most);
+    /// a workload whose main checks nothing is the same.
+    #[test]
+    fn main_checks_adds_the_kernels_tree_count_to_uts_only() {
+        let costs = CostModel::fallback();
+        let uts = Workload::kernel("uts").unwrap().sized("roots=7,children=2 percent=56").unwrap();
+        let check = uts.processes() * costs.uts_check_node;
+        let added = makespan(uts, true, &costs) - makespan(uts, false, &costs);
+        assert!((check..=check + costs.turn()).contains(&added), "{added} ns added, the count costs {check}");
+        let fib = Workload::Fib { n: 10 };
+        assert_eq!(makespan(fib, true, &costs), makespan(fib, false, &costs));
+    }
 }
