@@ -56,8 +56,9 @@ impl Sim<'_> {
     /// kernel's `run_loop` reads the counter after its spin).
     pub(super) fn pause_ended(&mut self, core: usize, now: u64) {
         let Some(since) = self.cores[core].pause_since.take() else { return };
-        let window = self.window(core);
-        if self.work_elsewhere(core, &window) {
+        // Work worth a thief on any other core (the kernel's `work_elsewhere` reads every
+        // core; the hint is exact, and reading it draws nothing from the thief's window).
+        if self.hinted.iter().any(|&c| c != core) {
             self.cores[core].stats.idle_with_work_ns += now - since;
         }
     }
