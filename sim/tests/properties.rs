@@ -103,11 +103,22 @@ fn check_run(workload: Workload, policy: &Policy, outcome: &Outcome, t1: (u64, u
     // The work and span laws.
     let speedup = t1 as f64 / outcome.makespan as f64;
     prop_assert!(outcome.makespan >= outcome.critical_path, "{} < span {}", outcome.makespan, outcome.critical_path);
+    // The work law: N cores take at least W / N (scheduling only adds to it). Not speedup <= N:
+    // a run on more cores may need fewer of the one-core run's switches and wake-ups, never
+    // less of the work, so the speedup over the one-core makespan may pass N by up to T1 / W.
     prop_assert!(
-        speedup <= outcome.cores as f64 + 1e-9,
-        "speedup {speedup} on {} cores (T1 {t1}, Tp {})",
+        outcome.makespan as u128 * outcome.cores as u128 >= u128::from(outcome.work),
+        "makespan {} on {} cores below the work {} over the cores",
+        outcome.makespan,
         outcome.cores,
-        outcome.makespan
+        outcome.work
+    );
+    prop_assert!(
+        speedup <= outcome.cores as f64 * t1 as f64 / outcome.work as f64 + 1e-9,
+        "speedup {speedup} on {} cores (T1 {t1}, Tp {}, W {})",
+        outcome.cores,
+        outcome.makespan,
+        outcome.work
     );
     prop_assert!(speedup <= t1 as f64 / outcome.critical_path as f64 + 1e-9);
     // W is the same whatever the schedule, at least the span, and the efficiency against
