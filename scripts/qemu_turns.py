@@ -10,8 +10,8 @@ is written (a run logs gigabytes), and writes one line per turn:
 
     <instructions before it> <vCPU> <instructions> <blocks>
 
-A block's size is taken from its last translation, so the counts are close, not exact (a block
-cut short at a turn's end counts whole). The log slows QEMU by two orders of magnitude but does
+A block's size is that of its own translation (by its host pointer), so a block cut short at a
+turn's end, translated again shorter, counts as the shorter one, and the full block as itself. The log slows QEMU by two orders of magnitude but does
 not change the run: the kernel's report and share probe read the same with and without it.
 
 Usage: qemu_turns.py [--cores 4] [--out target/turns/turns.txt] BOOTARGS...
@@ -33,8 +33,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def parse_exec_log(lines):
-    """[(start, vcpu, instructions, blocks)] from a `-d exec,nochain,in_asm` log."""
-    sizes = {}
+    """[(start, vcpu, instructions, blocks)] from a `-d exec,nochain,in_asm` log.
+
+    A block's size is that of its own translation, found by its host pointer (the `Trace`
+    line's first field): under `-icount` QEMU translates a shorter block at the same guest pc
+    when a turn's budget ends inside one, and the full block, still cached, runs again later.
+    A block is translated just before its first execution, so a translation's size goes to the
+    pointer that pc next runs from (a pointer reused after a flush of the code cache is bound
+    again at its new translation)."""
+    sizes, pending, by_tb = {}, {}, {}
     block_pc, block_len = None, 0
     turns = []
     current, instructions, blocks, total = None, 0, 0, 0
@@ -42,7 +49,10 @@ def parse_exec_log(lines):
         if line.startswith("Trace "):
             vcpu = int(line[6:line.index(":")])
             pc = int(line.split("/")[1], 16)
-            size = sizes.get(pc, 1)
+            tb = line.split()[2]
+            if pc in pending:
+                by_tb[tb] = pending.pop(pc)
+            size = by_tb.get(tb, sizes.get(pc, 1))
             if vcpu != current:
                 if current is not None:
                     turns.append((total - instructions, current, instructions, blocks))
@@ -57,7 +67,7 @@ def parse_exec_log(lines):
                 block_pc = int(line.split(":")[0], 16)
             block_len += 1
         elif not line.strip() and block_pc is not None:
-            sizes[block_pc] = block_len
+            sizes[block_pc] = pending[block_pc] = block_len
             block_pc = None
     if current is not None:
         turns.append((total - instructions, current, instructions, blocks))

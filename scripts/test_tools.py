@@ -254,6 +254,24 @@ class QemuTurns(unittest.TestCase):
         turns = qemu_turns.parse_exec_log(EXEC_LOG.splitlines(keepends=True))
         self.assertEqual(turns, [(0, 0, 6, 2), (6, 1, 2, 1), (8, 0, 2, 1)])
 
+    def test_a_block_translated_shorter_at_a_turns_end_leaves_the_full_one_its_size(self):
+        # Under -icount a turn's budget ending inside a block makes QEMU translate a shorter
+        # one at the same pc (a new host pointer); the full block, still cached, runs again.
+        log = """IN: loop
+0x40001000:  d2800000  movz     x0, #0
+0x40001004:  91000400  add      x0, x0, #1
+0x40001008:  17fffffe  b        #0x40001000
+
+Trace 0: 0x7f0000000100 [00000000/0000000040001000/00000000/ff200000] loop
+IN: loop
+0x40001000:  d2800000  movz     x0, #0
+
+Trace 0: 0x7f0000000300 [00000000/0000000040001000/00000000/ff200001] loop
+Trace 1: 0x7f0000000100 [00000000/0000000040001000/00000000/ff200000] loop
+"""
+        turns = qemu_turns.parse_exec_log(log.splitlines(keepends=True))
+        self.assertEqual(turns, [(0, 0, 4, 2), (4, 1, 3, 1)])
+
     def test_the_summary_counts_each_vcpu_in_a_window(self):
         turns = [(0, 0, 6, 2), (6, 1, 2, 1), (8, 0, 2, 1)]
         self.assertEqual(qemu_turns.summary(turns)[0], {"turns": 2, "instructions": 8, "median": 6})
