@@ -11,8 +11,9 @@ is written (a run logs gigabytes), and writes one line per turn:
     <instructions before it> <vCPU> <instructions> <blocks>
 
 A block's size is that of its own translation (by its host pointer), so a block cut short at a
-turn's end, translated again shorter, counts as the shorter one, and the full block as itself. The log slows QEMU by two orders of magnitude but does
-not change the run: the kernel's report and share probe read the same with and without it.
+turn's end, translated again shorter, counts as the shorter one, and the full block as itself.
+The log slows QEMU by two orders of magnitude but does not change the run: the kernel's report
+and share probe read the same with and without it.
 
 Usage: qemu_turns.py [--cores 4] [--out target/turns/turns.txt] BOOTARGS...
        qemu_turns.py --summary FILE [--from M] [--to M]   (a window in millions of instructions)

@@ -9,8 +9,11 @@ use beamcore_sim::{CostModel, Policy, Workload};
 pub struct Args {
     pub command: String,
     options: Vec<(String, String)>,
-    pub flags: Vec<String>,
+    flags: Vec<String>,
 }
+
+/// The options that take no value.
+const FLAGS: [&str; 3] = ["per-core", "turns", "main-checks"];
 
 impl Args {
     pub fn parse() -> Result<Args, String> {
@@ -21,7 +24,7 @@ impl Args {
         let mut i = 0;
         while i < rest.len() {
             let key = rest[i].strip_prefix("--").ok_or_else(|| format!("unexpected argument {}", rest[i]))?;
-            if key == "per-core" || key == "turns" || key == "main-checks" {
+            if FLAGS.contains(&key) {
                 flags.push(key.to_string());
                 i += 1;
             } else {
@@ -31,6 +34,11 @@ impl Args {
             }
         }
         Ok(Args { command, options, flags })
+    }
+
+    /// Whether the flag `--name` was given.
+    pub fn flag(&self, name: &str) -> bool {
+        self.flags.iter().any(|f| f == name)
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {

@@ -62,7 +62,7 @@ fn run(args: &Args) -> Result<(), String> {
             return Err(format!("--{name}: one positive number per core ({cores}), got {list:?}"));
         }
     }
-    let main_checks = args.flags.iter().any(|f| f == "main-checks");
+    let main_checks = args.flag("main-checks");
     let mut one = SimConfig::new(1, seed);
     one.main_checks = main_checks;
     let t1 = simulate(workload, &policy, one, &costs);
@@ -71,7 +71,7 @@ fn run(args: &Args) -> Result<(), String> {
     config.main_checks = main_checks;
     config.factors = factors;
     config.shares = shares;
-    config.turns = args.flags.iter().any(|f| f == "turns");
+    config.turns = args.flag("turns");
     if let Some(list) = args.get("tick-ns") {
         let ticks: Result<Vec<u64>, _> = list.split(',').map(str::parse).collect();
         let ticks = ticks.map_err(|_| format!("--tick-ns {list}: whole nanoseconds separated by commas"))?;
@@ -82,7 +82,7 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let started = Instant::now();
     let outcome = simulate(workload, &policy, config, &costs);
-    let mut line = report(&outcome, Some(t1_ns), args.flags.iter().any(|f| f == "per-core"));
+    let mut line = report(&outcome, Some(t1_ns), args.flag("per-core"));
     line["host_ms"] = json!(started.elapsed().as_millis() as u64);
     println!("sim: costs: {costs}");
     println!(

@@ -14,6 +14,12 @@ impl Sim<'_> {
         window.iter().filter(|&&c| c != thief).any(|&c| worth_a_thief(config, self.cores[c].stealable()))
     }
 
+    /// Does any other core hold work worth a thief? The kernel's `work_elsewhere`, which reads
+    /// every core: the overload hint is exact, and reading it draws nothing from a window.
+    fn hinted_elsewhere(&self, core: usize) -> bool {
+        self.hinted.iter().any(|&c| c != core)
+    }
+
     pub(super) fn stop_searching(&mut self, core: usize) {
         self.cores[core].searching = false;
         self.searching -= 1;
@@ -56,9 +62,7 @@ impl Sim<'_> {
     /// kernel's `run_loop` reads the counter after its spin).
     pub(super) fn pause_ended(&mut self, core: usize, now: u64) {
         let Some(since) = self.cores[core].pause_since.take() else { return };
-        // Work worth a thief on any other core (the kernel's `work_elsewhere` reads every
-        // core; the hint is exact, and reading it draws nothing from the thief's window).
-        if self.hinted.iter().any(|&c| c != core) {
+        if self.hinted_elsewhere(core) {
             self.cores[core].stats.idle_with_work_ns += now - since;
         }
     }
@@ -86,8 +90,8 @@ impl Sim<'_> {
             self.schedule(core, now);
             return;
         }
-        // Work worth a thief anywhere already (the kernel's `work_elsewhere`, every core).
-        if self.hinted.iter().any(|&c| c != core) {
+        // Work worth a thief elsewhere already.
+        if self.hinted_elsewhere(core) {
             self.cores[core].work_offered_at = Some(now);
         } else {
             self.cores[core].work_offered_at = None;
