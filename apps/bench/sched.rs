@@ -5,7 +5,10 @@
 //! Prints `bench: sched.<name> <instructions> insns` for: a yield between two processes, a
 //! message hop (send plus the receiver's receive), spawn+run+exit of an empty process, a
 //! crash reaching a link (`spawn_link`, the child's exit with a reason, the `Exit` message
-//! received by the spawner, which traps exits); and
+//! received by the spawner, which traps exits); a spawn that stays alive, as the fork-join
+//! workloads' are (`sched.spawn_alive`: the last 1,000 of 3,000 processes with fib's closure
+//! and stack, spawned in a row while all of them wait; `sched.spawn_alive_reused`: the same
+//! again once the first 3,000 have ended, in the slots and memory they left); and
 //! `sched.bytes_per_process`: the RAM one idle process costs (1,000 processes spawned with the
 //! default options and blocked in `receive`: the memory in use after, less before, over 1,000).
 
@@ -99,6 +102,47 @@ fn bench_message_hop(me: sched::Pid) -> u64 {
 }
 
 extern crate alloc;
+
+/// Processes `bench_spawn_alive` keeps alive at once, and how many of the last it counts.
+const ALIVE: usize = 3000;
+const COUNTED: usize = 1000;
+
+/// Counts for the last [`COUNTED`] of [`ALIVE`] processes spawned in a row, each waiting for a
+/// message (so none has ended when the next is spawned), then their end (not counted). The
+/// process is fib's node (apps/workloads/forkjoin.rs): a closure holding a number and the
+/// parent's pid, a 4 KiB stack. `sched.spawn_exit` spawns a closure holding nothing into the
+/// slot and stack the last one left; a fork-join tree's spawns box their closure and, while
+/// the tree grows, take slots and memory no process had before. Run first, the last 1,000 are
+/// past every earlier benchmark's processes (`sched.bytes_per_process` had 1,000 alive): what
+/// a spawn costs while the tree grows; run again, every slot was used before: what it costs
+/// once the tree has shrunk and grows again. The simulator charges both (docs/simulator.md).
+fn bench_spawn_alive(me: sched::Pid) -> u64 {
+    let baseline = sched::process_count();
+    let mut pids = alloc::vec::Vec::with_capacity(ALIVE);
+    let mut start = 0;
+    for n in 0..ALIVE {
+        if n == ALIVE - COUNTED {
+            start = cpu::counter();
+        }
+        let options = SpawnOptions::default().stack_bytes(4096).on_core(0);
+        let pid = sched::spawn_with(options, move || {
+            let _ = sched::receive();
+            let _ = sched::send(me, Message::Word(n as u64));
+        });
+        pids.push(pid.expect("spawn"));
+    }
+    let counts = cpu::counter() - start;
+    for pid in pids {
+        let _ = sched::send(pid, Message::Word(0));
+    }
+    for _ in 0..ALIVE {
+        let _ = sched::receive();
+    }
+    while sched::process_count() > baseline {
+        sched::yield_now();
+    }
+    counts
+}
 
 /// Bytes of RAM per idle process (see the module documentation).
 fn bench_bytes_per_process() -> usize {
@@ -201,6 +245,9 @@ fn main() -> ExitCode {
     if suffix().is_empty() {
         println!("bench: sched.bytes_per_process {} bytes", bench_bytes_per_process());
     }
+    // After `bytes_per_process`, whose figure counts the table growing for its 1,000.
+    report("spawn_alive", bench_spawn_alive(me), COUNTED as u64);
+    report("spawn_alive_reused", bench_spawn_alive(me), COUNTED as u64);
     ExitCode::Success
 }
 
