@@ -110,6 +110,9 @@ pub struct Sim<'a> {
     bound_violations: u64,
     cooldown_violations: u64,
     done: usize,
+    /// The most processes alive at once so far: a spawn past it takes a slot no process had
+    /// (`CostModel::spawn_fresh`).
+    most_alive: usize,
     makespan: u64,
     /// Every increase of a process's `span` by an operation's cost, summed: [`Outcome::work`].
     work: u64,
@@ -179,6 +182,7 @@ impl<'a> Sim<'a> {
             bound_violations: 0,
             cooldown_violations: 0,
             done: 0,
+            most_alive: 0,
             makespan: 0,
             work: 0,
             window_marks: Vec::new(),

@@ -37,7 +37,13 @@ impl Sim<'_> {
         });
         self.bound_home.push(bound.then_some(core));
         self.cores[core].stats.spawned += 1;
+        self.most_alive = self.most_alive.max(self.alive());
         pid
+    }
+
+    /// Processes spawned and not yet ended.
+    pub(super) fn alive(&self) -> usize {
+        self.procs.len() - self.done
     }
 
     pub(super) fn may_move(&self, pid: u32) -> bool {

@@ -159,6 +159,10 @@ impl Sim<'_> {
             p.program.next(&mut ctx)
         };
         let costs = self.costs;
+        // What the table and heap growing adds to a spawn: the kernel's time, not the
+        // workload's work (W and the span count every spawn at its reused cost, so they do not
+        // depend on the schedule, which decides how many processes are alive at once).
+        let mut growth = 0;
         let (cost, effect) = match op {
             Op::Compute { ns, units, reductions } => {
                 self.procs[pid as usize].span += ns;
@@ -166,7 +170,13 @@ impl Sim<'_> {
                 return self.compute(core, now, pid, slice_started, ns, units, reductions);
             }
             Op::Credit(units) => (0, Effect::Credit(units)),
-            Op::Spawn(spawn) => (costs.spawn, Effect::Spawn(spawn)),
+            Op::Spawn(spawn) => {
+                // The kernel's table and heap grow for a process past the most alive so far.
+                if self.alive() >= self.most_alive {
+                    growth = costs.spawn_fresh.saturating_sub(costs.spawn);
+                }
+                (costs.spawn, Effect::Spawn(spawn))
+            }
             Op::Send { to, word } => (costs.send, Effect::Send { to, word }),
             Op::Receive => {
                 let p = &mut self.procs[pid as usize];
@@ -195,7 +205,7 @@ impl Sim<'_> {
         };
         self.procs[pid as usize].span += cost;
         self.work += cost;
-        let at = now + self.cores[core].scale(cost);
+        let at = now + self.cores[core].scale(cost + growth);
         self.cores[core].stats.busy_ns += at - now;
         self.cores[core].phase = Phase::Run { pid, slice_started, effect, preempt: false };
         self.schedule(core, at);
