@@ -34,14 +34,15 @@ const PARALLELISM_PER_CORE: f64 = 10.0;
 ///   0.34 ms, much of it spent spreading the tree from core 0 and stealing 12 us leaves (0.69
 ///   of the bound at 256 cores, 0.85 at 64); a larger tree amortises that start, as a long run
 ///   on a real machine would.
-/// - imbalanced and mixed: 25 x N workers of 0.6 x N units, each at least the kernel's
-///   (imbalanced 400 of 40, mixed 200 of 30): S is one spawn per worker on main's chain plus
-///   one worker's units, so both grow with N; W / S is 12 to 13 x N from 64 cores.
-/// - uts: the kernel's tree (1,000 roots, 4 children at 20%) has W / S 99 whatever its roots:
-///   main's root spawns them one after another (0.28 us of the span each) and each carries 5
-///   nodes (64 us) on average, so W / S cannot pass about 200. From 16 cores the tree is
-///   supercritical instead (2 children at 56%: 1.12 per node, cut at depth 64), its roots
-///   chosen on the hashed tree: 7 (W / S 351), 13 (689), 26 (3,030), 52 (9,690), 75 (16,800).
+/// - imbalanced and mixed: 25 x N workers of N units, each at least the kernel's (imbalanced 400
+///   of 40, mixed 200 of 30): S is one spawn per worker on main's chain plus one worker's
+///   units, so both grow with N. With 0.6 x N units W / S was 12 to 13 x N while a spawn cost
+///   half of `sched.spawn_exit`; at `sched.spawn_alive_reused` it fell to 9.4-9.9 x N.
+/// - uts: the kernel's tree (1,000 roots, 4 children at 20%) has W / S 76 whatever its roots:
+///   main's root spawns them one after another and each carries 5 nodes (64 us) on average,
+///   so W / S cannot pass about 150. From 8 cores the tree is supercritical instead (2 children
+///   at 56%: 1.12 per node, cut at depth 64), its roots chosen on the hashed tree: 7 (W / S
+///   347), 13 (682), 26 (2,990), 52 (9,510), 75 (16,400).
 /// - nqueens: the kernel's nqueens(13, 2) has W / S 108 (one task per placement of the first two
 ///   queens, 132 tasks: W / S is at most their number, about 0.8 of it), enough to 8 cores.
 ///   Beyond, n = 15 split deeper: every task with fewer than `split` queens placed spawns one
@@ -64,11 +65,11 @@ fn sweep_size(name: &str, cores: usize) -> Result<Workload, String> {
                 _ => unreachable!("{name} is imbalanced or mixed"),
             };
             let workers = (25 * n).max(u64::from(workers));
-            format!("workers={workers} units={}", (6 * n).div_ceil(10).max(u64::from(units)))
+            format!("workers={workers} units={}", n.max(u64::from(units)))
         }
         "uts" => match cores {
-            0..=8 => String::new(),
-            9..=32 => "roots=7 children=2 percent=56".into(),
+            0..=4 => String::new(),
+            5..=32 => "roots=7 children=2 percent=56".into(),
             33..=64 => "roots=13 children=2 percent=56".into(),
             65..=256 => "roots=26 children=2 percent=56".into(),
             257..=512 => "roots=52 children=2 percent=56".into(),
