@@ -419,6 +419,55 @@ class TraceQueueSamples(unittest.TestCase):
         self.assertEqual(len(fig.axes), 1)
 
 
+REFUSED_LOG = """\
+trace: begin cores=3 counter_hz=1000000
+trace: core=0 recorded=2 dropped=0
+trace: core=1 recorded=5 dropped=0
+trace: ev 1 90 sleep 0 0 0
+trace: ev 1 100 idle_end 0 0 0
+trace: ev 1 105 refused 0 0 2
+trace: ev 1 110 refused 0 0 65536
+trace: ev 1 115 refused 0 0 131074
+trace: ev 0 120 run 5 1 0
+trace: ev 0 150 yield 5 1 0
+trace: end
+"""
+
+
+class TraceRefusedAttempts(unittest.TestCase):
+    """A steal attempt a rule refused (`refused`, the kernel's `Event::Refused`): an instant on
+    the thief's track naming the victim and the reason, and no change to the run/idle state."""
+
+    def setUp(self):
+        self.trace = trace_tool.parse(REFUSED_LOG.splitlines())
+        self.timeline = trace_tool.build(self.trace)
+
+    def test_arg_holds_the_victim_and_the_reason(self):
+        self.assertEqual(trace_tool.refusal(2), (2, "empty"))
+        self.assertEqual(trace_tool.refusal(65536), (0, "below_threshold"))
+        self.assertEqual(trace_tool.refusal(131074), (2, "cooldown"))
+        self.assertEqual(trace_tool.refusal(4 << 16 | 7), (7, "not_allowed"))
+        self.assertEqual(trace_tool.refusal(9 << 16 | 1), (1, "refusal 9"))
+
+    def test_refusals_are_instants_and_leave_the_slices_alone(self):
+        self.assertEqual(self.trace.warnings, [])
+        self.assertEqual(self.timeline.anomalies, [])
+        self.assertEqual([(e.core, e.ts) for e in self.timeline.instants if e.kind == "refused"],
+                         [(1, 105), (1, 110), (1, 115)])
+        self.assertEqual([(s.core, s.start, s.end) for s in self.timeline.slices], [(0, 120, 150)])
+        self.assertEqual([(s.core, s.start, s.end) for s in self.timeline.idles], [(1, 90, 100)])
+
+    def test_chrome_trace_names_victim_and_reason(self):
+        doc = trace_tool.chrome_trace(self.timeline)
+        refused = [e for e in doc["traceEvents"] if e.get("cat") == "refused"]
+        self.assertEqual([(e["tid"], e["args"]) for e in refused], [
+            (trace_tool.tid_of(1), {"victim_core": 2, "reason": "empty"}),
+            (trace_tool.tid_of(1), {"victim_core": 0, "reason": "below_threshold"}),
+            (trace_tool.tid_of(1), {"victim_core": 2, "reason": "cooldown"}),
+        ])
+        self.assertEqual(refused[0]["name"], "refused by 2: empty")
+
+
 class TraceTimelinePicture(unittest.TestCase):
     """What the matplotlib timeline shows, read back from its artists (times in µs from 90)."""
 

@@ -10,7 +10,9 @@ The kernel prints, after its run, among other console lines:
     trace: end
 
 Events: run, yield, preempt, block, exit (arg 0), spawn (arg: spawning core), wake (arg: waker's
-core), steal (arg: victim core), migrate (arg: source core), sleep and idle_end (pid fields 0 0).
+core), steal (arg: victim core), migrate (arg: source core), sleep and idle_end (pid fields 0 0),
+refused (a steal attempt a rule refused; arg: victim core + 65,536 x the refusal's number in
+`REFUSALS`; pid fields 0 0).
 <core> is the core the event is about, which is where it is drawn; the kernel records a wake or a
 spawn in the causing core's buffer and a migration in the rebalancing core's, so `recorded=`
 (what one core's buffer kept) is compared with the dump only in total. Timestamps are counter
@@ -39,7 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 STOPS = ("yield", "preempt", "block", "exit")
-EVENTS = ("run", *STOPS, "spawn", "wake", "steal", "migrate", "sleep", "idle_end", "queue")
+EVENTS = ("run", *STOPS, "spawn", "wake", "steal", "migrate", "sleep", "idle_end", "queue", "refused")
+# Why a steal attempt was refused, by number (`Refusal` in crates/sched-policy, declaration order).
+REFUSALS = ("empty", "below_threshold", "cooldown", "migration_limit", "not_allowed")
+
+
+def refusal(arg):
+    """(victim core, reason) of a `refused` event's arg."""
+    number = arg >> 16
+    return arg & 0xFFFF, REFUSALS[number] if number < len(REFUSALS) else f"refusal {number}"
 
 BEGIN = re.compile(r"^trace: begin cores=(\d+) counter_hz=(\d+)$")
 CORE = re.compile(r"^trace: core=(\d+) recorded=(\d+) dropped=(\d+)$")
@@ -123,7 +133,7 @@ class Timeline:
     trace: Trace
     slices: list  # running slices
     idles: list  # idle slices
-    instants: list  # Events: spawn, wake, exit
+    instants: list  # Events: spawn, wake, exit, refused
     transfers: list
     origin: int  # earliest timestamp
     last: int  # latest timestamp
@@ -210,7 +220,7 @@ def parse(lines):
 # Kinds only a core's own scheduler records, in its own ring buffer. A wake or spawn is recorded
 # by the core that caused it (its arg), about the core that will run the process; a migrate by
 # the rebalancing core.
-OWN_KINDS = frozenset(("run", *STOPS, "sleep", "idle_end", "steal", "queue"))
+OWN_KINDS = frozenset(("run", *STOPS, "sleep", "idle_end", "steal", "queue", "refused"))
 
 
 def from_own_buffer(event):
@@ -329,7 +339,7 @@ def build(trace):
             while group:
                 e = group.pop(next((k for k, g in enumerate(group) if state.fits(g)), 0))
                 state.apply(e)
-                if e.kind in ("spawn", "wake", "exit"):
+                if e.kind in ("spawn", "wake", "exit", "refused"):
                     instants.append(e)
                 elif e.kind in ("steal", "migrate"):
                     if e.arg >= trace.cores:
@@ -398,6 +408,12 @@ def chrome_trace(timeline):
             add(events[0].ts, e)
 
     for e in timeline.instants:
+        if e.kind == "refused":
+            victim, reason = refusal(e.arg)
+            ev = base(e.core, e.ts, "i", f"refused by {victim}: {reason}", e.kind)
+            ev.update(s="t", args={"victim_core": victim, "reason": reason})
+            add(e.ts, ev)
+            continue
         ev = base(e.core, e.ts, "i", f"{e.kind} {e.pid}", e.kind)
         ev["s"] = "t"
         ev["args"] = {"pid": e.pid}

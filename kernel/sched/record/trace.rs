@@ -50,6 +50,12 @@ pub enum Event {
     /// A sample of the core's run-queue length (its runnable processes, all levels), taken on
     /// its tick; `arg` is the length, the process fields are 0.
     Queue,
+    /// A steal attempt that took nothing because a rule refused it: `check_victim`'s
+    /// refusals, and `NotAllowed` when every process the thief took had to go back. `arg` is
+    /// the victim's index plus the refusal's number (`balance::Refusal`, in declaration
+    /// order) times 65,536. An attempt that found the victim's deque empty after all, or lost
+    /// a race for its top, is not one (the counters have those).
+    Refused,
 }
 
 impl Event {
@@ -67,12 +73,13 @@ impl Event {
             Event::Sleep => "sleep",
             Event::IdleEnd => "idle_end",
             Event::Queue => "queue",
+            Event::Refused => "refused",
         }
     }
 }
 
 impl Event {
-    const ALL: [Event; 12] = [
+    const ALL: [Event; 13] = [
         Event::Run,
         Event::Yield,
         Event::Preempt,
@@ -85,6 +92,7 @@ impl Event {
         Event::Sleep,
         Event::IdleEnd,
         Event::Queue,
+        Event::Refused,
     ];
 }
 
