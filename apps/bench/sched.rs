@@ -110,12 +110,13 @@ const COUNTED: usize = 1000;
 /// Counts for the last [`COUNTED`] of [`ALIVE`] processes spawned in a row, each waiting for a
 /// message (so none has ended when the next is spawned), then their end (not counted). The
 /// process is fib's node (apps/workloads/forkjoin.rs): a closure holding a number and the
-/// parent's pid, a 4 KiB stack. `sched.spawn_exit` spawns a closure holding nothing into the
-/// slot and stack the last one left; a fork-join tree's spawns box their closure and, while
-/// the tree grows, take slots and memory no process had before. Run first, the last 1,000 are
-/// past every earlier benchmark's processes (`sched.bytes_per_process` had 1,000 alive): what
-/// a spawn costs while the tree grows; run again, every slot was used before: what it costs
-/// once the tree has shrunk and grows again. The simulator charges both (docs/simulator.md).
+/// parent's pid, a 4 KiB stack. `sched.spawn_exit`'s child runs and ends before the next
+/// spawn, which takes the slot and the still-mapped stack page it left; a fork-join tree's
+/// spawns come while the earlier ones are alive and, while the tree grows, take slots no
+/// process had before. Run first, the last 1,000 are past every earlier benchmark's processes
+/// (`sched.bytes_per_process` had 1,000 alive): what a spawn costs while the tree grows; run
+/// again, every slot was used before: what it costs once the tree has shrunk and grows again.
+/// The simulator charges both (docs/simulator.md).
 fn bench_spawn_alive(me: sched::Pid) -> u64 {
     let baseline = sched::process_count();
     let mut pids = alloc::vec::Vec::with_capacity(ALIVE);

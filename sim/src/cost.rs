@@ -33,8 +33,8 @@ pub struct CostModel {
     pub spawn_fresh: u64,
     /// Ending a process (besides its switch out): half of what `sched.spawn_exit` (spawn, run
     /// and exit an empty process) leaves once its two turn switches (2 x `sched.yield`) are
-    /// taken out; the other half is that bench's spawn, of a closure holding nothing into the
-    /// slot and stack the last process left, which no workload's spawn is.
+    /// taken out; the other half is that bench's spawn, into the slot and stack page the
+    /// process before it left as it ended, which no workload's spawn is.
     pub exit: u64,
     /// `send` (mailbox push and waking the receiver): three quarters of `sched.message_hop` less
     /// the switch a blocking receive makes (`sched.yield`).
