@@ -10,7 +10,8 @@ The bench marks each benchmark with out-of-line functions (`profile_begin_<name>
 `profile_end`, apps/bench/sched.rs); the instructions executed between them are that benchmark's.
 Program counters are mapped to the functions of the ELF's symbol table (inlined code counts for
 the function it was inlined into), and divided by the benchmark's operations (2 x ROUNDS for a
-yield and a message hop, ROUNDS for spawn+exit).
+yield and a message hop, ROUNDS for spawn+exit and link_exit, the bench's `counted=` spawns for
+spawn_alive and spawn_alive_reused).
 
 Writes bench/sched-profile.md (per benchmark: the total per operation, which should agree with the
 bench's figure within an instruction or two, the symbols by share, and the source functions by
@@ -45,6 +46,10 @@ QEMU_MACHINE = {"smp": 1, "icount": True}
 BOOTARGS = "slice_us=1000000"
 # Benchmarks and how many operations each performs per round (apps/bench/sched.rs `report`).
 OPERATIONS_PER_ROUND = {"yield": 2, "message_hop": 2, "spawn_exit": 1, "link_exit": 1}
+# Benchmarks that count a fixed number of operations (the bench's `counted=`), not rounds: the
+# last 1,000 of 3,000 spawns of processes that stay alive, while the table grows and again.
+COUNTED_BENCHES = ("spawn_alive", "spawn_alive_reused")
+BENCHES = (*OPERATIONS_PER_ROUND, *COUNTED_BENCHES)
 MARK_BEGIN = "profile_begin_"
 MARK_END = "profile_end"
 # Seconds the profiled run may take (it takes about 45 on a 2-CPU machine).
@@ -275,9 +280,9 @@ def main():
             marks[f"{address:016x}"] = name[len(MARK_BEGIN):]
         elif name == MARK_END:
             marks[f"{address:016x}"] = None
-    if len(marks) != len(OPERATIONS_PER_ROUND) + 1:
+    if len(marks) != len(BENCHES) + 1:
         sys.exit(f"profile: {args.elf} has marks {sorted(n for n in marks.values() if n)}; "
-                 f"expected {sorted(OPERATIONS_PER_ROUND)} and {MARK_END}")
+                 f"expected {sorted(BENCHES)} and {MARK_END}")
     with tempfile.TemporaryDirectory() as tmp:
         fifo = os.path.join(tmp, "exec.log")
         os.mkfifo(fifo)
@@ -311,17 +316,22 @@ def main():
     if status != 0:
         sys.exit(f"profile: QEMU exited with {status}:\n{output[-2000:]}")
     rounds = int(re.search(r"rounds=(\d+)", output).group(1))
+    counted = int(re.search(r"counted=(\d+)", output).group(1))
+
+    def operations_of(name):
+        return counted if name in COUNTED_BENCHES else OPERATIONS_PER_ROUND[name] * rounds
     bench = dict(re.findall(r"bench: sched\.(\w+)(?:\.\w+)? (\d+) insns", output))
     lines = ["# Where the scheduler's instructions go (`make profile`)", "",
              "Written by `scripts/profile.py`: the `bench-sched` kernel of `make bench BENCH=sched` (one "
              "Cortex-A72 core, `-icount shift=0,sleep=off`), every executed instruction counted by QEMU "
              "(`-accel tcg,one-insn-per-tb=on -d exec,nochain`) between the bench's marks, mapped to the "
              "function it belongs to (code inlined into a function counts for it). "
-             f"{rounds} rounds per benchmark; the bench's own figures in this run: "
-             + ", ".join(f"{name} {bench.get(name, '?')}" for name in OPERATIONS_PER_ROUND) + ".", ""]
-    for name, per_round in OPERATIONS_PER_ROUND.items():
+             f"{rounds} rounds per benchmark ({counted} spawns for `spawn_alive` and "
+             "`spawn_alive_reused`); the bench's own figures in this run: "
+             + ", ".join(f"{name} {bench.get(name, '?')}" for name in BENCHES) + ".", ""]
+    for name in BENCHES:
         counter = segments.get(name, collections.Counter())
-        operations = per_round * rounds
+        operations = operations_of(name)
         total = sum(counter.values()) / operations
         lines += [f"## `sched.{name}`: {total:.1f} instructions per operation (the bench: {bench.get(name, '?')})", ""]
         lines += table("By symbol (what the linker sees):", by_function(counter, symbols), operations, args.top)
@@ -335,9 +345,9 @@ def main():
     if args.listing:
         instructions = disassembly(args.elf)
         Path(args.listing).mkdir(parents=True, exist_ok=True)
-        for name, per_round in OPERATIONS_PER_ROUND.items():
+        for name in BENCHES:
             counter = segments.get(name, collections.Counter())
-            text = "\n".join(listing_lines(counter, symbols, instructions, per_round * rounds))
+            text = "\n".join(listing_lines(counter, symbols, instructions, operations_of(name)))
             (Path(args.listing) / f"{name}.txt").write_text(text)
     text = "\n".join(lines)
     Path(args.out).write_text(text)

@@ -117,12 +117,14 @@ const COUNTED: usize = 1000;
 /// (`sched.bytes_per_process` had 1,000 alive): what a spawn costs while the tree grows; run
 /// again, every slot was used before: what it costs once the tree has shrunk and grows again.
 /// The simulator charges both (docs/simulator.md).
-fn bench_spawn_alive(me: sched::Pid) -> u64 {
+/// `mark` is the benchmark's `profile_begin_*`, called where the count begins.
+fn bench_spawn_alive(me: sched::Pid, mark: extern "C" fn()) -> u64 {
     let baseline = sched::process_count();
     let mut pids = alloc::vec::Vec::with_capacity(ALIVE);
     let mut start = 0;
     for n in 0..ALIVE {
         if n == ALIVE - COUNTED {
+            mark();
             start = cpu::counter();
         }
         let options = SpawnOptions::default().stack_bytes(4096).on_core(0);
@@ -133,6 +135,7 @@ fn bench_spawn_alive(me: sched::Pid) -> u64 {
         pids.push(pid.expect("spawn"));
     }
     let counts = cpu::counter() - start;
+    profile_end();
     for pid in pids {
         let _ = sched::send(pid, Message::Word(0));
     }
@@ -218,12 +221,17 @@ profile_marks!(
     profile_begin_message_hop = 2u8,
     profile_begin_spawn_exit = 3u8,
     profile_begin_link_exit = 4u8,
+    profile_begin_spawn_alive = 5u8,
+    profile_begin_spawn_alive_reused = 6u8,
     profile_end = 0u8
 );
 
 fn main() -> ExitCode {
     let me = sched::self_pid().expect("main is a process");
-    println!("bench: config cores=1 rounds={ROUNDS} counter_hz={}", cpu::counter_frequency());
+    println!(
+        "bench: config cores=1 rounds={ROUNDS} alive={ALIVE} counted={COUNTED} counter_hz={}",
+        cpu::counter_frequency()
+    );
     if suffix().is_empty() {
         println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
     }
@@ -247,8 +255,8 @@ fn main() -> ExitCode {
         println!("bench: sched.bytes_per_process {} bytes", bench_bytes_per_process());
     }
     // After `bytes_per_process`, whose figure counts the table growing for its 1,000.
-    report("spawn_alive", bench_spawn_alive(me), COUNTED as u64);
-    report("spawn_alive_reused", bench_spawn_alive(me), COUNTED as u64);
+    report("spawn_alive", bench_spawn_alive(me, profile_begin_spawn_alive), COUNTED as u64);
+    report("spawn_alive_reused", bench_spawn_alive(me, profile_begin_spawn_alive_reused), COUNTED as u64);
     ExitCode::Success
 }
 
