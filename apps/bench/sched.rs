@@ -113,11 +113,12 @@ const COUNTED: usize = 1000;
 /// parent's pid, a 4 KiB stack. `sched.spawn_exit`'s child runs and ends before the next
 /// spawn, which takes the slot and the still-mapped stack page it left; a fork-join tree's
 /// spawns come while the earlier ones are alive and, while the tree grows, take slots no
-/// process had before. Run first, the last 1,000 are past every earlier benchmark's processes
-/// (`sched.bytes_per_process` had 1,000 alive): what a spawn costs while the tree grows; run
-/// again, every slot was used before: what it costs once the tree has shrunk and grows again.
-/// The simulator charges both (docs/simulator.md).
-/// `mark` is the benchmark's `profile_begin_*`, called where the count begins.
+/// process had before, whose stack pages are mapped then (bench/sched-profile.md). Run first,
+/// the last 1,000 are past every earlier benchmark's processes (`sched.bytes_per_process` had
+/// 1,000 alive): what a spawn costs while the tree grows; run again, every slot was used
+/// before: what it costs once the tree has shrunk and grows again. The simulator charges both
+/// (docs/simulator.md). `mark` is the benchmark's `profile_begin_*`, called where the count
+/// begins.
 fn bench_spawn_alive(me: sched::Pid, mark: extern "C" fn()) -> u64 {
     let baseline = sched::process_count();
     let mut pids = alloc::vec::Vec::with_capacity(ALIVE);
