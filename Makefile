@@ -259,7 +259,7 @@ test-sim:
 # 95% interval not wholly beyond 0.1, the gate failing on each of four deliberate simulator
 # bugs (its power, on the same QEMU runs) and passing on harmless variants of the runs
 # (bootargs padding, boot instructions: each redraws QEMU's turns). Records nothing. make test
-# tries two of the five variants, chosen by the kernel image (each variant is 160 QEMU runs);
+# tries two of the five variants, chosen by the kernel image (each variant is 200 QEMU runs);
 # test-calibration-full tries all five.
 test-calibration: $(SETUP_STAMP) kernel sim-build
 	@echo "==> test-calibration: the simulator against the kernel in QEMU under -icount, 4 and 8 cores, and the gate's self-test"

@@ -51,7 +51,7 @@ images' means. The QEMU runs are kept in target/calibration/qemu-runs.json
 keyed by the kernel image's hash (the last eight images) and the command line, so `--self-test` and repeated runs on
 the same image do not run QEMU again.
 
-Usage: sim-calibrate.py [--cores 4,8] [--workloads fib,uts,imbalanced,nqueens]
+Usage: sim-calibrate.py [--cores 4,8] [--workloads fib,uts,imbalanced,nqueens,mixed]
                         [--policies default,peers] [--jobs 2] [--no-record] [--record-reference]
                         [--self-test] [--harmless]
 """
@@ -408,7 +408,7 @@ def report_turn_model(cases, qemu, q_runs, jobs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", default="4,8")
-    parser.add_argument("--workloads", default="fib,uts,imbalanced,nqueens")
+    parser.add_argument("--workloads", default="fib,uts,imbalanced,nqueens,mixed")
     parser.add_argument("--policies", default="default,peers")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-record", action="store_true", help="record no figures in bench/results.json")
