@@ -29,6 +29,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use beamcore_hal::arch::cpu;
 use beamcore_hal::ids::{CoreId, Slot};
 use beamcore_mm::layout::MAX_CORES;
+use beamcore_sched_policy::balance::Refusal;
 use beamcore_smp::{self as smp, println};
 use beamcore_trace_ring::{Entry, Ring};
 
@@ -52,7 +53,7 @@ pub enum Event {
     Queue,
     /// A steal attempt that took nothing because a rule refused it: `check_victim`'s
     /// refusals, and `NotAllowed` when every process the thief took had to go back. `arg` is
-    /// the victim's index plus the refusal's number (`balance::Refusal`, in declaration
+    /// the victim's index plus the refusal's number ([`Refusal`], in declaration
     /// order) times 65,536. An attempt that found the victim's deque empty after all, or lost
     /// a race for its top, is not one (the counters have those).
     Refused,
@@ -163,6 +164,13 @@ pub(crate) fn init_core_ring(on: bool, events: usize) -> Result<(), beamcore_mm:
     // Relaxed: only a switch; `record` finds a core's ring through its `Once`, not through this.
     ENABLED.store(true, Ordering::Relaxed);
     Ok(())
+}
+
+/// Records a steal attempt of `thief` that `refusal` stopped at `victim` ([`Event::Refused`]:
+/// its `arg` packs both, the one place that encoding is written).
+#[inline]
+pub(crate) fn refused(thief: CoreId, victim: CoreId, refusal: Refusal) {
+    core_event(Event::Refused, thief, victim.index() as u32 | (refusal as u32) << 16);
 }
 
 /// Records `event` about process `(slot, generation)` on core `core`, in the calling core's

@@ -86,7 +86,7 @@ pub(crate) fn try_steal(core: &mut OnCore) -> StealRound {
                     Refusal::NotAllowed => &stats.fail_not_allowed,
                 };
                 bump(counter);
-                trace::core_event(Event::Refused, thief, victim.index() as u32 | (refusal as u32) << 16);
+                trace::refused(thief, victim, refusal);
                 0
             }
             Ok(()) => steal_from(core, victim, steal_count(config.amount, view.stealable)),
@@ -149,7 +149,7 @@ fn steal_from(core: &mut OnCore, victim: CoreId, count: usize) -> usize {
         }
     }
     if taken == 0 && refused {
-        trace::core_event(Event::Refused, thief, victim.index() as u32 | (Refusal::NotAllowed as u32) << 16);
+        trace::refused(thief, victim, Refusal::NotAllowed);
     } else if taken == 0 {
         bump(if lost_race { &stats.fail_lost_race } else { &stats.fail_empty });
     }
