@@ -267,9 +267,9 @@ mod against_the_kernel {
     #[test]
     fn one_core_runs_end_when_the_kernels_do() {
         let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/results.json");
-        let costs = CostModel::from_results(&results).expect("bench/results.json");
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&results).expect("read")).expect("json");
+        let costs = CostModel::from_json(&json, "bench/results.json");
         for name in ["fib", "uts", "mixed"] {
             let kernel_ms = json[format!("balance.{name}.default.1cores.guest_ms")]["value"].as_f64().expect("figure");
             let mut config = SimConfig::new(1, 1);
