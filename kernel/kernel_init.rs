@@ -189,6 +189,8 @@ pub unsafe extern "C" fn boot_core_entry(loader_x0: u64, entry_el: u64) -> ! {
     boot_jitter(config.boot_jitter);
     start_secondaries(platform, wanted);
     println!("smp: {} cores online", smp::cores_online());
+    // After every core's first tick: tracing must not move the ticks' phases.
+    sched::start_tracing();
 
     // The program's main runs as the first process, on this core; its return ends the run.
     let main = sched::SpawnOptions::default().stack_bytes(MAIN_STACK_BYTES).on_core(0);

@@ -78,6 +78,8 @@ pub use run::current::current_stack;
 pub use scheduler::init_core_scheduler;
 #[doc(hidden)]
 pub use scheduler::run_loop;
+#[doc(hidden)]
+pub use scheduler::start_tracing;
 pub use settings::{NotCollected, Telemetry, balance_config, queue_mode, set_strategy, spawn_placement, telemetry};
 pub use settings::{config, init_global};
 pub use steal::migrate::max_migrations_seen;

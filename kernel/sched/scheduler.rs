@@ -46,7 +46,7 @@ use beamcore_hal::ids::CoreId;
 use beamcore_sched_policy::balance::{Rng, max_searchers, search_pause_counts, search_spent};
 use beamcore_smp as smp;
 
-/// Each core, before its loop: its run queues, its random number generator, its trace buffer.
+/// Each core, before its loop: its run queues and its random number generator.
 pub fn init_core_scheduler() {
     percore::bind_this_core();
     active::join_at_boot(CoreId::this());
@@ -73,8 +73,15 @@ pub fn init_core_scheduler() {
     if telemetry != 0 {
         attention::set_own(&core, telemetry, true);
     }
-    if trace::init_core_ring(settings::trace_requested(), settings::trace_events()).is_err() {
-        beamcore_smp::println!("trace: core {}: no memory for the trace buffer; not tracing here", cpu::core_id());
+}
+
+/// The boot core, once every core is online: the trace buffers (`trace=on`), made after every
+/// core's first tick is armed so that tracing does not move the ticks' phases
+/// (`trace::start`).
+pub fn start_tracing() {
+    let events = settings::trace_events();
+    for core in trace::start(settings::trace_requested(), events, beamcore_smp::cores_online()) {
+        beamcore_smp::println!("trace: core {core}: no memory for a buffer of {events} events; not tracing there");
     }
 }
 

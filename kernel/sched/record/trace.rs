@@ -152,18 +152,30 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Each core, at start-up when `trace=on`: its buffer of `events` (`trace_events=`). Fails
-/// (tracing stays off for this core) if the heap cannot hold it.
-pub(crate) fn init_core_ring(on: bool, events: usize) -> Result<(), beamcore_mm::heap::OutOfMemory> {
+/// With `trace=on`, the buffers of `events` (`trace_events=`) for the cores online now, made by
+/// the boot core once every core is online, before the program's main starts. Making them
+/// later than the cores' ticks is the point: zeroing a megabyte takes hundreds of
+/// microseconds of guest time, and where each core made its own before its first tick, that
+/// shifted the cores' tick phases, and with them QEMU's vCPU turns, so a traced run showed
+/// other dynamics than the untraced run it was meant to explain. A core whose buffer the heap
+/// cannot hold does not trace (named in the returned list).
+pub(crate) fn start(on: bool, events: usize, cores: usize) -> heapless::Vec<usize, MAX_CORES> {
+    let mut refused = heapless::Vec::new();
     if !on {
-        return Ok(());
+        return refused;
     }
-    let ring = Ring::try_new(events)
-        .map_err(|_| beamcore_mm::heap::OutOfMemory { requested_bytes: events * size_of::<Entry>() })?;
-    RINGS[cpu::core_id()].call_once(|| ring);
+    for (core, slot) in RINGS.iter().enumerate().take(cores) {
+        match Ring::try_new(events) {
+            Ok(ring) => {
+                slot.call_once(|| ring);
+            }
+            // Capacity MAX_CORES: one entry per core at most.
+            Err(_) => refused.push(core).expect("one entry per core"),
+        }
+    }
     // Relaxed: only a switch; `record` finds a core's ring through its `Once`, not through this.
     ENABLED.store(true, Ordering::Relaxed);
-    Ok(())
+    refused
 }
 
 /// Records a steal attempt of `thief` that `refusal` stopped at `victim` ([`Event::Refused`]:
