@@ -39,9 +39,13 @@ fn main() -> ExitCode {
     // From here on a run that stops making progress is ended with a report, not left to hang.
     beamcore::sched::arm_progress_watchdog(PROGRESS_WATCHDOG_S);
     let workload = beamcore_apps::config::args().workload;
-    let started = beamcore::time::now_count();
-    let next_ticks = next_ticks_after(started, cores);
+    // Everything main does for the report happens before `started`, so the workload's first
+    // action follows it at once: the simulator starts its main at the reported tick phases
+    // (reading the counters and allocating the lists after `started` put the first spawn some
+    // microseconds later than the phases said, and a thief's tick before it instead of after).
     let before = Before::now(cores);
+    let ticks = Ticks::read(cores);
+    let started = beamcore::time::now_count();
     let outcome = workloads::run(workload);
     let elapsed_us = beamcore::time::counts_to_us(beamcore::time::now_count() - started);
     let verdict = if outcome.ok { "ok" } else { "FAILED" };
@@ -52,7 +56,7 @@ fn main() -> ExitCode {
         json.boolean("ok", outcome.ok)?
             .uint("workload_processes", outcome.processes)?
             .uint("elapsed_us", elapsed_us)?
-            .uint_array("next_tick_ns", &next_ticks)?
+            .uint_array("next_tick_ns", &ticks.after(started))?
             .uint_array("steal_attempts_before", &before.steal_attempts)?
             .uint_array("steals_before", &before.steals)?
             .uint_array("migrated_in_before", &before.migrated_in)?;
@@ -119,21 +123,32 @@ impl Before {
     }
 }
 
-/// How long after `started` each core's next tick came, in ns (instructions under `-icount
-/// shift=0`): the phases of the ticks, which decide QEMU's round-robin turns (each turn's
-/// budget is the time to the next timer deadline over the number of vCPUs), for the
-/// simulator's turn model (`sim --tick-ns`, docs/simulator.md).
-fn next_ticks_after(started: u64, cores: usize) -> alloc::vec::Vec<u64> {
-    let period = beamcore::time::us_to_counts(u64::from(beamcore::boot_config().slice_us)).max(1);
-    (0..cores)
-        .map(|core| {
-            let next = smp::core(core).next_tick();
-            // A tick read just before its owner advanced it may lie before `started`: its
-            // phase is the same a period on.
-            let ahead = if next >= started { next - started } else { period - (started - next) % period };
-            beamcore::time::counts_to_ns(ahead % period)
-        })
-        .collect()
+/// Each core's next tick (counter values), read before the workload's start.
+struct Ticks {
+    next: alloc::vec::Vec<u64>,
+}
+
+impl Ticks {
+    fn read(cores: usize) -> Ticks {
+        Ticks { next: (0..cores).map(|core| smp::core(core).next_tick()).collect() }
+    }
+
+    /// How long after `started` each core's next tick came, in ns (instructions under
+    /// `-icount shift=0`): the phases of the ticks, which decide QEMU's round-robin turns (each
+    /// turn's budget is the time to the next timer deadline over the number of vCPUs), for the
+    /// simulator's turn model (`sim --tick-ns`, docs/simulator.md).
+    fn after(&self, started: u64) -> alloc::vec::Vec<u64> {
+        let period = beamcore::time::us_to_counts(u64::from(beamcore::boot_config().slice_us)).max(1);
+        self.next
+            .iter()
+            .map(|&next| {
+                // A tick read before `started` (its owner may have taken it since, or be
+                // about to): its phase is the same a whole number of periods on.
+                let ahead = if next >= started { next - started } else { period - (started - next) % period };
+                beamcore::time::counts_to_ns(ahead % period)
+            })
+            .collect()
+    }
 }
 
 extern crate alloc;
