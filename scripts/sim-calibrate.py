@@ -134,8 +134,7 @@ def observe(report):
         "attempts": sum(c["steal_attempts"] for c in per_core) - sum(report.get("steal_attempts_before", [])),
         "migrations": sum(c["migrated_in"] for c in per_core) - sum(report.get("migrated_in_before", [])),
         "idle_with_work_us": sum(c["idle_with_work_us"] for c in per_core),
-        # Sleeps a wake-up SGI ended and their summed latency (the kernel's; the simulator
-        # reports none).
+        # Sleeps a wake-up SGI ended and their summed latency (the kernel's and the simulator's).
         "wakes": sum(c.get("wakes", 0) for c in per_core),
         "wake_latency_ns": sum(c.get("wake_latency_ns", 0) for c in per_core),
         # When each core's next tick came after the workload's start (the kernel's; the phases
@@ -372,6 +371,14 @@ def dynamics_within(cases, summary):
                if abs(summary[case_key(case)][name]["mean"]) <= math.log(1 + DYNAMICS_BOUND))
 
 
+def wake_latency_us(runs):
+    """The mean wake-up latency of a case's runs: from the first wake-up SGI sent to a sleeping
+    core to the end of its sleep, over every such sleep of every run (when a woken vCPU's turn
+    comes is the turn model's to get right)."""
+    wakes = sum(r["wakes"] for r in runs)
+    return sum(r["wake_latency_ns"] for r in runs) / wakes / 1000 if wakes else 0.0
+
+
 def report_turn_model(cases, qemu, q_runs, jobs):
     """The same comparison with the simulator's model of QEMU's turns (`--turns`, fed each run's
     tick phases) in place of the fluid shares: reported, not gated (docs/simulator.md, "QEMU's
@@ -382,8 +389,8 @@ def report_turn_model(cases, qemu, q_runs, jobs):
     t_runs = simulate(SIM, cases, qemu, jobs, turns=True)
     summary = {case_key(case): summarise(q_runs[case], t_runs[case]) for case in cases}
     print("| case | QEMU max/mean | sim (turns) | gap [95%] | sim/QEMU steals | attempts | migrations "
-          "| idle-with-work QEMU / sim (us) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| idle-with-work QEMU / sim (us) | wake-up latency QEMU / sim (us) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for case in cases:
         key = case_key(case)
         s = summary[key]
@@ -393,7 +400,8 @@ def report_turn_model(cases, qemu, q_runs, jobs):
         t_idle = sum(r["idle_with_work_us"] for r in t_runs[case]) / len(SEEDS)
         gap = s["max_over_mean"]
         print(f"| {key} | {q_mm:.3f} | {t_mm:.3f} | {interval(gap['mean'], gap['se'])} | {ratio(s, 'steals')} | "
-              f"{ratio(s, 'attempts')} | {ratio(s, 'migrations')} | {q_idle:.0f} / {t_idle:.0f} |")
+              f"{ratio(s, 'attempts')} | {ratio(s, 'migrations')} | {q_idle:.0f} / {t_idle:.0f} | "
+              f"{wake_latency_us(q_runs[case]):.1f} / {wake_latency_us(t_runs[case]):.1f} |")
     print()
     inside = sum(1 for case in cases if not gap_outside(summary[case_key(case)]["max_over_mean"]["mean"],
                                                         summary[case_key(case)]["max_over_mean"]["se"]))

@@ -76,7 +76,7 @@ pub fn report(outcome: &Outcome, t1: Option<u64>, per_core: bool) -> Value {
                     "migrated_in": s.migrated_in, "migrated_out": s.migrated_out, "rebalanced": s.rebalanced,
                     "take_oldest_retries": 0, "take_oldest_gave_up": 0, "preemptions": s.preemptions,
                     "asleep_us": s.asleep_ns / 1000, "idle_with_work_us": s.idle_with_work_ns / 1000,
-                    "busy_us": s.busy_ns / 1000, "steal_latency_buckets": s.steal_latency,
+                    "busy_us": s.busy_ns / 1000, "wakes": s.wakes, "wake_latency_ns": s.wake_latency_ns, "steal_latency_buckets": s.steal_latency,
                 });
                 if s.min_steal_gap != u64::MAX {
                     c["min_steal_gap_counts"] = json!(s.min_steal_gap);

@@ -39,3 +39,20 @@ fn a_search_pause_with_no_work_left_elsewhere_when_it_ends_counts_nothing() {
     sim.pause_ended(1, 1_000 + pause);
     assert_eq!(sim.cores[1].stats.idle_with_work_ns, 0);
 }
+
+/// The kernel's `wakes` and `wake_latency_ns`: a sleep that a wake-up SGI ended counts once,
+/// timed from the first SGI sent during it; a sleep its tick ended, with no SGI, counts nothing.
+#[test]
+fn a_wake_up_counts_from_the_first_sgi_of_the_sleep() {
+    let costs = CostModel::fallback();
+    let mut sim = core_0_holding(&costs, 0);
+    sim.sleep(1, 1_000);
+    sim.send_wake(1, 5_000);
+    sim.send_wake(1, 7_000);
+    sim.step(1, 9_000);
+    assert_eq!((sim.cores[1].stats.wakes, sim.cores[1].stats.wake_latency_ns), (1, 4_000));
+    // The next sleep ends at its tick, no SGI sent: nothing more.
+    sim.sleep(1, 20_000);
+    sim.step(1, 1_000_000);
+    assert_eq!((sim.cores[1].stats.wakes, sim.cores[1].stats.wake_latency_ns), (1, 4_000));
+}

@@ -148,6 +148,7 @@ impl<'a> Sim<'a> {
                     last_steal: vec![NEVER; n],
                     searching: false,
                     work_offered_at: None,
+                    wake_sent_at: None,
                     search_started: 0,
                     search_rounds: 0,
                     pause_since: None,

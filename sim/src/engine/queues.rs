@@ -118,6 +118,7 @@ impl Sim<'_> {
     /// make themselves: TCG ends a WFI as soon as an interrupt is pending, so nothing is added.
     pub(super) fn send_wake(&mut self, core: usize, now: u64) {
         if let Phase::Asleep { since } = self.cores[core].phase {
+            self.cores[core].wake_sent_at.get_or_insert(now);
             let latency = if self.turns.is_some() { 0 } else { self.costs.wake_latency };
             let at = (now + latency).max(since);
             if at < self.cores[core].at {

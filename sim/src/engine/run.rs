@@ -26,6 +26,12 @@ impl Sim<'_> {
                 self.set_awake(core, true);
                 let slept = now - since;
                 self.cores[core].stats.asleep_ns += slept;
+                // `idle::wake_latency`: a sleep a wake-up SGI ended, timed from the first one.
+                if let Some(sent) = self.cores[core].wake_sent_at.take() {
+                    let stats = &mut self.cores[core].stats;
+                    stats.wakes += 1;
+                    stats.wake_latency_ns += now - sent;
+                }
                 let window = self.window(core);
                 if self.work_elsewhere(core, &window) {
                     let offered = self.cores[core].work_offered_at;

@@ -41,6 +41,10 @@ pub struct CoreStats {
     pub rebalanced: u64,
     pub asleep_ns: u64,
     pub idle_with_work_ns: u64,
+    /// Sleeps a wake-up SGI ended, and their summed latency from the first SGI sent during the
+    /// sleep to its end (the kernel's `wakes` and `wake_latency_ns`).
+    pub wakes: u64,
+    pub wake_latency_ns: u64,
     /// Smallest gap between two successful steals of this thief from one victim (ns).
     pub min_steal_gap: u64,
     /// Steal latency: bucket i counts steals below 2^(i+7) ns (the last, all above).
@@ -154,6 +158,9 @@ pub(super) struct Core {
     /// When work worth a thief was first offered during this core's sleep (`idle::sleep`,
     /// `queues::wake_a_thief`), as the kernel's `run::idle` records it.
     pub(super) work_offered_at: Option<u64>,
+    /// When a wake-up SGI was first sent to this core during its current sleep (the kernel's
+    /// `WAKE_SENT_AT`), for its wake-up latency.
+    pub(super) wake_sent_at: Option<u64>,
     pub(super) search_started: u64,
     pub(super) search_rounds: u32,
     /// When this core's current search pause began: the kernel charges the pause as idle with
