@@ -149,6 +149,24 @@ fn bench_spawn_alive(me: sched::Pid, mark: extern "C" fn()) -> u64 {
     counts
 }
 
+/// Counts for the kernel's first spawn after boot (main is the only process before it): a
+/// fresh slot at the start of the process region, whose control block and stack need their
+/// page tables made, as the first spawn of every `make run` workload does (3,000 spawns later
+/// `sched.spawn_alive` has that cost spread over 512 slots). Run before any other benchmark; a
+/// single sample, exact under `-icount`. The process then ends.
+fn bench_first_spawn(me: sched::Pid) -> u64 {
+    let start = cpu::counter();
+    let options = SpawnOptions::default().stack_bytes(4096).on_core(0);
+    let pid = sched::spawn_with(options, move || {
+        let _ = sched::receive();
+        let _ = sched::send(me, Message::Word(0));
+    });
+    let counts = cpu::counter() - start;
+    let _ = sched::send(pid.expect("the first spawn"), Message::Word(0));
+    let _ = sched::receive();
+    counts
+}
+
 /// Bytes of RAM per idle process (see the module documentation).
 fn bench_bytes_per_process() -> usize {
     const IDLE: usize = 1000;
@@ -229,6 +247,7 @@ profile_marks!(
 
 fn main() -> ExitCode {
     let me = sched::self_pid().expect("main is a process");
+    let first_spawn_counts = bench_first_spawn(me);
     println!(
         "bench: config cores=1 rounds={ROUNDS} alive={ALIVE} counted={COUNTED} counter_hz={}",
         cpu::counter_frequency()
@@ -236,6 +255,7 @@ fn main() -> ExitCode {
     if suffix().is_empty() {
         println!("bench: sched.control_block {} bytes", sched::CONTROL_BLOCK_BYTES);
     }
+    report("first_spawn", first_spawn_counts, 1);
     profile_begin_yield();
     let yield_counts = bench_yield(me);
     profile_end();
