@@ -31,6 +31,10 @@ pub struct CostModel {
     /// kernel's time and not the workload's work: how many processes are alive at once depends
     /// on the schedule, and W and the span must not.
     pub spawn_fresh: u64,
+    /// The run's first spawn (`sched.first_spawn`): the first slot after main's, whose control
+    /// block and stack need their page tables made; the kernel's time, as `spawn_fresh`'s
+    /// surplus is. It decides how far the tree has grown when the first thieves wake.
+    pub first_spawn: u64,
     /// Ending a process (besides its switch out): half of what `sched.spawn_exit` (spawn, run
     /// and exit an empty process) leaves once its two turn switches (2 x `sched.yield`) are
     /// taken out; the other half is that bench's spawn, into the slot and stack page the
@@ -76,11 +80,12 @@ pub const DEFAULT_WAKE_LATENCY_NS: u64 = 1_000;
 
 /// The figures the model needs and what they are when `bench/results.json` lacks them (the
 /// values it held when the simulator was written).
-const FALLBACK: [(&str, f64); 10] = [
+const FALLBACK: [(&str, f64); 11] = [
     ("sched.yield", 353.0),
     ("sched.spawn_exit", 1166.0),
     ("sched.spawn_alive", 831.0),
     ("sched.spawn_alive_reused", 441.0),
+    ("sched.first_spawn", 3840.0),
     ("sched.message_hop", 555.0),
     ("deque.asm.push", 8.0),
     ("deque.asm.pop", 15.0),
@@ -120,6 +125,7 @@ impl CostModel {
         let spawn_exit = figure("sched.spawn_exit");
         let spawn_alive = figure("sched.spawn_alive");
         let spawn_reused = figure("sched.spawn_alive_reused");
+        let first_spawn = figure("sched.first_spawn");
         let hop = figure("sched.message_hop");
         let push = figure("deque.asm.push");
         let pop = figure("deque.asm.pop");
@@ -143,7 +149,7 @@ impl CostModel {
         let nqueens_unit =
             (nqueens_ms * 1e6 - NQUEENS_PROCESSES * (spawned_and_ended + hop)) / NQUEENS_TOTAL_UNITS as f64;
         let mut source = format!(
-            "{origin}: sched.yield {yield_}, sched.spawn_exit {spawn_exit}, sched.spawn_alive {spawn_alive}, sched.spawn_alive_reused {spawn_reused}, sched.message_hop {hop}, deque.asm push/pop/steal {push}/{pop}/{steal}, unit {unit:.0} ns, nqueens unit {nqueens_unit:.0} ns"
+            "{origin}: sched.yield {yield_}, sched.spawn_exit {spawn_exit}, sched.spawn_alive {spawn_alive}, sched.spawn_alive_reused {spawn_reused}, sched.first_spawn {first_spawn}, sched.message_hop {hop}, deque.asm push/pop/steal {push}/{pop}/{steal}, unit {unit:.0} ns, nqueens unit {nqueens_unit:.0} ns"
         );
         match wake {
             Some(w) => source += &format!(", sched.wake_latency {w}"),
@@ -157,6 +163,7 @@ impl CostModel {
             switch_out: switch_out as u64,
             spawn: spawn_reused as u64,
             spawn_fresh: spawn_alive as u64,
+            first_spawn: first_spawn as u64,
             exit: exit as u64,
             send: (messaging * 0.75).round() as u64,
             receive: (messaging - (messaging * 0.75).round()).max(0.0) as u64,
@@ -193,11 +200,12 @@ impl fmt::Display for CostModel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "dispatch {} switch_out {} spawn {} (fresh {}) exit {} send {} receive {} steal {} wake {} unit {} nqueens_unit {} (from {})",
+            "dispatch {} switch_out {} spawn {} (fresh {}, first {}) exit {} send {} receive {} steal {} wake {} unit {} nqueens_unit {} (from {})",
             self.dispatch,
             self.switch_out,
             self.spawn,
             self.spawn_fresh,
+            self.first_spawn,
             self.exit,
             self.send,
             self.receive,

@@ -177,8 +177,11 @@ impl Sim<'_> {
             }
             Op::Credit(units) => (0, Effect::Credit(units)),
             Op::Spawn(spawn) => {
-                // The kernel's table and heap grow for a process past the most alive so far.
-                if self.alive() >= self.most_alive {
+                // The kernel's table and heap grow for a process past the most alive so far; the
+                // first slot after main's needs its page tables made.
+                if self.procs.len() == 1 {
+                    growth = costs.first_spawn.saturating_sub(costs.spawn);
+                } else if self.alive() >= self.most_alive {
                     growth = costs.spawn_fresh.saturating_sub(costs.spawn);
                 }
                 (costs.spawn, Effect::Spawn(spawn))

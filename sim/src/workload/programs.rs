@@ -256,4 +256,19 @@ mod tests {
         let fib = Workload::Fib { n: 10 };
         assert_eq!(makespan(fib, true, &costs), makespan(fib, false, &costs));
     }
+
+    /// The run's first spawn (the slot after main's) costs `sched.first_spawn`, every later one
+    /// what it did: one core's fib run is longer by exactly the difference, and its work is the
+    /// same (the surplus is the kernel's time).
+    #[test]
+    fn the_first_spawn_costs_what_the_kernels_first_spawn_does() {
+        let measured = CostModel::fallback();
+        let mut plain = measured.clone();
+        plain.first_spawn = plain.spawn_fresh;
+        let fib = Workload::Fib { n: 10 };
+        let run = |costs: &CostModel| simulate(fib, &Policy::default_policy(), SimConfig::new(1, 3), costs);
+        let (first, later) = (run(&measured), run(&plain));
+        assert_eq!(first.makespan - later.makespan, measured.first_spawn - measured.spawn_fresh);
+        assert_eq!(first.work, later.work);
+    }
 }
