@@ -150,6 +150,16 @@ impl Sim<'_> {
         if let Some((ns, units, reductions)) = self.procs[pid as usize].left.take() {
             return self.compute(core, now, pid, slice_started, ns, units, reductions);
         }
+        // A tick that ended the slice while the process spawned, sent or received preempts it
+        // before its next operation, as the kernel's tick preempts a process in its own code
+        // (or, inside a kernel call, as soon as the call unmasks IRQs): a main spawning its
+        // workers in a loop gives its core to them at its first tick, and a higher priority
+        // among them runs first. (`compute` checks the same for a computation.)
+        let slice = self.cfg.slice_ns.max(1);
+        if self.cores[core].next_tick(slice, slice_started + slice) <= now {
+            self.cores[core].stats.preemptions += 1;
+            return self.switch_out(core, now, pid, slice_started, Pending::Preempted);
+        }
         let op = if std::mem::take(&mut self.procs[pid as usize].retry_receive) {
             Op::Receive
         } else {

@@ -257,6 +257,20 @@ mod tests {
         assert_eq!(makespan(fib, true, &costs), makespan(fib, false, &costs));
     }
 
+    /// A main that only spawns is preempted by the tick that ends its slice, as the kernel's
+    /// tick preempts a process in its own code: on one core, 3,000 workers take main past its
+    /// 1 ms slice (at least 1.3 ms of spawns), so it is preempted and its first workers run
+    /// before its last spawn. The workers compute one unit each, far less than a slice: no
+    /// other preemption.
+    #[test]
+    fn a_main_that_only_spawns_is_preempted_at_the_tick() {
+        let costs = CostModel::fallback();
+        let workload = Workload::Imbalanced { workers: 3000, units: 1 };
+        let outcome = simulate(workload, &Policy::default_policy(), SimConfig::new(1, 3), &costs);
+        assert!(!outcome.timed_out);
+        assert!(outcome.per_core[0].preemptions >= 1, "{} preemptions", outcome.per_core[0].preemptions);
+    }
+
     /// The run's first spawn (the slot after main's) costs `sched.first_spawn`, every later one
     /// what it did: one core's fib run is longer by exactly the difference, and its work is the
     /// same (the surplus is the kernel's time).
