@@ -43,6 +43,11 @@ fn main() -> ExitCode {
     // action follows it at once: the simulator starts its main at the reported tick phases
     // (reading the counters and allocating the lists after `started` put the first spawn some
     // microseconds later than the phases said, and a thief's tick before it instead of after).
+    // A fresh turn for main, so its slice begins with the workload (else the tick that ends
+    // it, and gives core 0's queue to the processes main spawned, falls anywhere in the first
+    // two slices, depending on how long main had run before): the simulator starts its main
+    // the same way.
+    beamcore::sched::yield_now();
     let before = Before::now(cores);
     let ticks = Ticks::read(cores);
     let started = beamcore::time::now_count();
