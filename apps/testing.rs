@@ -35,6 +35,25 @@ pub fn receive_must_arrive() -> Option<sched::Message> {
     sched::receive_timeout(MUST_ARRIVE_US)
 }
 
+/// Receives `processes` answers, `Message::Word(index)` with each index below `processes`, each
+/// within [`MUST_ARRIVE_US`]: Ok when every index answered exactly once, else what went wrong
+/// (an index twice, another message, or nothing in time).
+pub fn each_answers_once(processes: usize) -> Result<(), String> {
+    let mut answered = alloc::vec![false; processes];
+    for _ in 0..processes {
+        match receive_must_arrive() {
+            Some(sched::Message::Word(index)) if (index as usize) < processes => {
+                if core::mem::replace(&mut answered[index as usize], true) {
+                    return Err(format!("process {index} answered twice"));
+                }
+            }
+            other => return Err(format!("expected an answer, got {other:?}")),
+        }
+    }
+    // `processes` answers, none twice: every index answered.
+    Ok(())
+}
+
 /// The reason in `pid`'s `Down` (the caller monitors it), passing over every other message, or
 /// `None` if it did not come within [`MUST_ARRIVE_US`] (the test fails).
 pub fn down_must_arrive(pid: sched::Pid) -> Option<sched::ExitReason> {

@@ -30,6 +30,7 @@ use beamcore::sched::telemetry::{print_report, total};
 use beamcore::sched::{self, ExitReason, Message, NotCollected, SpawnOptions, Telemetry};
 use beamcore::{ExitCode, println, smp};
 use beamcore_apps::ensure;
+use beamcore_apps::testing::each_answers_once;
 
 const PROCESSES: usize = 2000;
 const YIELDS: usize = 3;
@@ -59,17 +60,8 @@ fn main() -> ExitCode {
     for (index, pid) in pids.iter().enumerate() {
         ensure!(sched::send(*pid, Message::Word(index as u64)).is_ok(), "go to {pid}");
     }
-    let mut answered = vec![false; PROCESSES];
-    for _ in 0..PROCESSES {
-        match sched::receive_timeout(20_000_000) {
-            Some(Message::Word(index)) if (index as usize) < PROCESSES => {
-                ensure!(!answered[index as usize], "process {index} answered twice");
-                answered[index as usize] = true;
-            }
-            other => ensure!(false, "expected an answer, got {other:?}"),
-        }
-    }
-    ensure!(answered.iter().all(|&a| a), "a process never answered");
+    let answers = each_answers_once(PROCESSES);
+    ensure!(answers.is_ok(), "{}", answers.unwrap_err());
 
     // A process that panics holding heap (it unwinds): its report line claims no byte count.
     let panicking = sched::spawn_with(SpawnOptions::default().on_core(1 % cores), || {

@@ -21,13 +21,10 @@
 #![no_std]
 #![no_main]
 
-extern crate alloc;
-
-use alloc::vec;
-
 use beamcore::sched::{self, Message, SpawnOptions};
 use beamcore::{ExitCode, println, smp};
 use beamcore_apps::ensure;
+use beamcore_apps::testing::each_answers_once;
 
 const PER_CORE: usize = 8;
 
@@ -44,17 +41,8 @@ fn main() -> ExitCode {
         });
         ensure!(spawned.is_ok(), "spawn {index}: {spawned:?}");
     }
-    let mut answered = vec![false; processes];
-    for _ in 0..processes {
-        match sched::receive_timeout(20_000_000) {
-            Some(Message::Word(index)) if (index as usize) < processes => {
-                ensure!(!answered[index as usize], "process {index} answered twice");
-                answered[index as usize] = true;
-            }
-            other => ensure!(false, "expected an answer, got {other:?}"),
-        }
-    }
-    ensure!(answered.iter().all(|&a| a), "a process never answered");
+    let answers = each_answers_once(processes);
+    ensure!(answers.is_ok(), "{}", answers.unwrap_err());
     sched::trace::dump();
     println!("test: trace: {processes} processes on {cores} cores answered once each");
     ExitCode::Success
