@@ -155,8 +155,7 @@ impl Sim<'_> {
         // (or, inside a kernel call, as soon as the call unmasks IRQs): a main spawning its
         // workers in a loop gives its core to them at its first tick, and a higher priority
         // among them runs first. (`compute` checks the same for a computation.)
-        let slice = self.cfg.slice_ns.max(1);
-        if self.cores[core].next_tick(slice, slice_started + slice) <= now {
+        if self.cores[core].slice_ends_at(self.cfg.slice_ns.max(1), slice_started) <= now {
             self.cores[core].stats.preemptions += 1;
             return self.switch_out(core, now, pid, slice_started, Pending::Preempted);
         }
@@ -245,8 +244,7 @@ impl Sim<'_> {
         let c = &self.cores[core];
         let end = now + c.scale(ns);
         // The first tick at which the slice is over: ticks come every slice at this core's phase.
-        let slice = self.cfg.slice_ns.max(1);
-        let tick = c.next_tick(slice, slice_started + slice);
+        let tick = c.slice_ends_at(self.cfg.slice_ns.max(1), slice_started);
         // A tick that came while the process did something else (a send, a spawn) or while
         // the core stood still (QEMU's turns) is pending: the slice ends now, before any of
         // the computation.

@@ -192,6 +192,13 @@ impl Core {
         if at <= phase { phase } else { phase + (at - phase).div_ceil(slice) * slice }
     }
 
+    /// The tick that ends a slice begun at `slice_started`: the first of this core's ticks at or
+    /// after a whole slice (the kernel's tick preempts once `counter - slice_started` reaches
+    /// the slice).
+    pub(super) fn slice_ends_at(&self, slice: u64, slice_started: u64) -> u64 {
+        self.next_tick(slice, slice_started + slice)
+    }
+
     /// `ns` of this core's time (its factor applied).
     pub(super) fn scale(&self, ns: u64) -> u64 {
         if self.factor == 1.0 { ns } else { (ns as f64 * self.factor).round() as u64 }
