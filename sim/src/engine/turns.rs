@@ -92,6 +92,15 @@ impl Sim<'_> {
     /// The first turn: core 0 (running the program's main) at time 0, just after its tick (the
     /// kernel's main starts a workload then), so the pass's budgets are fresh ones. Every other
     /// core is in WFI, as the kernel's are then, until its tick or a wake-up SGI.
+    ///
+    /// The kernel's main takes that fresh turn with `yield_now` just before `started`, and the
+    /// yield queues main where a thief could take it: a policy for which one process is worth a
+    /// thief (`min_steal=1`, as peers has it) then stamps every sleeper as offered work and
+    /// wakes the first, which is searching when the workload begins, so no other sleeper is
+    /// woken until it has stolen (QEMU's traces of imbalanced/peers/4 show core 1 waking 5.5 us
+    /// before the first spawn and refusing three times; cores 2 and 3 wake only when the
+    /// thieves before them have stolen). Here main sits in core 0's queue at time 0 as it does
+    /// after the yield, so the same `wake_a_thief` the push makes is asked now.
     pub(super) fn start_turns(&mut self) {
         if self.turns.is_none() {
             return;
@@ -103,14 +112,44 @@ impl Sim<'_> {
             self.unoffered.insert(core);
             self.schedule(core, tick);
         }
+        let queued = self.cores[0].stealable();
+        self.wake_a_thief(0, queued, 0);
         let deadline = self.next_deadline(0);
-        let budget = self.round_budget(0);
+        let (ends, budget, kicked) = self.first_turn(deadline);
         let turns = self.turns.as_mut().expect("turns");
         turns.deadline = deadline;
         turns.budget = budget;
-        turns.kicked = true;
-        turns.kicked_turns = 1;
-        turns.ends = turns.turn_end(0);
+        turns.kicked = kicked;
+        turns.kicked_turns = u32::from(kicked);
+        turns.ends = ends;
+    }
+
+    /// Core 0's turn under way at time 0 (its end, its pass's budget, and whether that pass is
+    /// its tick's): the turns began at core 0's last tick, `slice - next_tick_ns[0]` before the
+    /// workload (3.9 us on the calibration's images), and while every other core sleeps each pass
+    /// is core 0's alone, its budget the time to `deadline` over N counted at the pass's start.
+    /// (The turn that crosses time 0 ends 0.7 us in at 4 cores, where a fresh budget from time
+    /// 0 would end 1.6 us in: the yield's wake-up SGI waits for that end.) When another core's
+    /// tick came between core 0's and the start, its passes are not core 0's alone: a fresh
+    /// pass from time 0 then.
+    fn first_turn(&self, deadline: u64) -> (u64, u64, bool) {
+        let slice = self.cfg.slice_ns.max(1);
+        let fresh = self.round_budget(0);
+        let next0 = self.cores[0].next_tick(slice, 0);
+        let n = self.cores.len() as u64;
+        let last0 = next0 as i64 - slice as i64;
+        let tick_between = self.cores[1..].iter().any(|c| (c.next_tick(slice, 0) as i64 - slice as i64) > last0);
+        if last0 >= 0 || tick_between {
+            return (fresh.min(deadline).max(1), fresh, true);
+        }
+        let pass_budget = |start: i64| ((deadline as i64 - start) as u64 / n).max(1) as i64;
+        let mut start = last0;
+        let mut budget = pass_budget(start);
+        while start + budget <= 0 {
+            start += budget;
+            budget = pass_budget(start);
+        }
+        ((start + budget) as u64, budget as u64, start == last0)
     }
 
     /// `core` spins on the counter from `from` until `until` (a backoff, a search pause, a

@@ -171,3 +171,55 @@ fn a_wake_up_sgi_does_not_end_the_senders_turn() {
     // Its wake-up latency is the wait for that turn: nothing is added to it.
     assert_eq!(turns.parked[1], Some(100), "core 1 is due at once, for its turn");
 }
+
+/// Four cores with the tick phases QEMU's runs report (`next_tick_ns`, imbalanced, seed 1) and
+/// the workload's `policy`, turns modelled, as the calibration starts them.
+fn at_the_start(costs: &CostModel, policy: Policy) -> Sim<'_> {
+    let mut config = SimConfig::new(4, 1);
+    config.turns = true;
+    config.tick_ns = Some(vec![996_144, 6_560, 17_696, 30_672]);
+    Sim::new(Workload::kernel("imbalanced").expect("imbalanced"), policy, config, costs)
+}
+
+#[test]
+fn the_turn_under_way_at_the_start_began_at_core_0s_tick() {
+    // Core 0's tick came 3,856 ns before the start; with every other core asleep each pass is
+    // core 0's alone, its budget a quarter of the time to the next deadline (core 1's tick at
+    // 6,560): passes from -3,856 (2,604 ns) and -1,252 (1,953 ns), which ends 701 ns in. A
+    // fresh pass from time 0 would end at 1,640.
+    let costs = CostModel::fallback();
+    let sim = at_the_start(&costs, Policy::default_policy());
+    let turns = sim.turns.as_ref().expect("turns");
+    assert_eq!((turns.current, turns.deadline), (0, 6_560));
+    assert_eq!((turns.ends, turns.budget, turns.kicked), (701, 1_953, false));
+}
+
+#[test]
+fn a_tick_between_core_0s_and_the_start_gives_a_fresh_pass() {
+    // Core 2's last tick (-1,000 ns) came after core 0's (-3,856): the passes before the start
+    // were not core 0's alone, so the model starts a fresh pass at time 0.
+    let costs = CostModel::fallback();
+    let mut config = SimConfig::new(4, 1);
+    config.turns = true;
+    config.tick_ns = Some(vec![996_144, 6_560, 999_000, 30_672]);
+    let sim = Sim::new(Workload::kernel("imbalanced").expect("imbalanced"), Policy::default_policy(), config, &costs);
+    let turns = sim.turns.as_ref().expect("turns");
+    assert_eq!((turns.ends, turns.budget, turns.kicked), (1_640, 1_640, true));
+}
+
+#[test]
+fn mains_yield_wakes_a_thief_only_when_one_process_is_worth_one() {
+    // The kernel's main yields just before the start, and the yield queues it: under peers
+    // (min_steal 1) that is work worth a thief, so every sleeper is stamped offered and the
+    // first gets a wake-up SGI, due at once (for its turn); under the default (min_steal 2)
+    // nobody is woken or stamped, and core 1 sleeps to its tick.
+    let costs = CostModel::fallback();
+    let peers = at_the_start(&costs, Policy::peers());
+    assert_eq!(peers.turns.as_ref().expect("turns").parked[1], Some(0), "core 1 woken");
+    assert_eq!(peers.cores[1].wake_sent_at, Some(0));
+    assert!((1..4).all(|c| peers.cores[c].work_offered_at == Some(0)), "every sleeper offered work");
+    assert_eq!(peers.turns.as_ref().expect("turns").parked[2], Some(17_696), "core 2 sleeps to its tick");
+    let default = at_the_start(&costs, Policy::default_policy());
+    assert_eq!(default.turns.as_ref().expect("turns").parked[1], Some(6_560), "core 1 sleeps to its tick");
+    assert!((1..4).all(|c| default.cores[c].work_offered_at.is_none()), "no sleeper offered work");
+}
