@@ -3,7 +3,7 @@
 //! ```text
 //! beamcore-sim run   [--workload fib] [--policy default] [--cores 4] [--seed 1] [--grain-ns 10000]
 //!                    [--factors 1.2,0.9,.. | --shares 0.3,0.2,..] [--turns] [--tick-ns 0,7472,..] [--per-core]
-//!                    [--main-checks]
+//!                    [--main-checks] [--events-until-us 2000]
 //!                    [--results bench/results.json] [--wake-ns 1000]
 //! beamcore-sim sweep [--out target/sim/sweep.json] [--seed 1] [--jobs 2] [--max-cores 1024]
 //!                    [--workloads fib,uts] [--policies default,peers] [--grain on|off]
@@ -80,8 +80,15 @@ fn run(args: &Args) -> Result<(), String> {
         }
         config.tick_ns = Some(ticks);
     }
+    if let Some(us) = args.get("events-until-us") {
+        let us: u64 = us.parse().map_err(|_| format!("--events-until-us {us}: whole microseconds"))?;
+        config.events_until_ns = Some(us.saturating_mul(1000));
+    }
     let started = Instant::now();
     let outcome = simulate(workload, &policy, config, &costs);
+    for e in &outcome.trace {
+        println!("event: {} {} {} {}", e.core, e.at_ns, e.name, e.arg);
+    }
     let mut line = report(&outcome, Some(t1_ns), args.flag("per-core"));
     line["host_ms"] = json!(started.elapsed().as_millis() as u64);
     println!("sim: costs: {costs}");

@@ -104,6 +104,7 @@ impl Sim<'_> {
             return;
         }
         let next_tick = self.cores[core].next_tick(self.cfg.slice_ns.max(1), now + 1);
+        self.note(core, now, "sleep", 0);
         self.cores[core].phase = Phase::Asleep { since: now };
         self.cores[core].wake_sent_at = None;
         self.set_awake(core, false);

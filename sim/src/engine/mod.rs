@@ -19,10 +19,14 @@
 //! that runs the earliest core's next action. The actions are its submodules, one concern each:
 //! `run` (the scheduler loop and the running process), `queues` (queueing, wake-ups, taking
 //! the next process), `steal` (steal rounds and push rebalancing), `idle` (search and sleep);
-//! `state` defines what is kept per core and per process, `policy` and `outcome` what a run is
+//! `events` prints the run's events in the kernel trace's words, `state` defines what is kept
+//! per core and per process, `policy` and `outcome` what a run is
 //! given and what it produces, `deliberate_bug` the calibration gate's self-test bugs.
 
 mod deliberate_bug;
+mod events;
+#[cfg(test)]
+mod events_tests;
 mod idle;
 #[cfg(test)]
 mod idle_tests;
@@ -50,7 +54,7 @@ use beamcore_sched_policy::placement::RUN_QUEUE_DEQUE_CAPACITY;
 use beamcore_sched_policy::priority::LEVELS;
 use beamcore_sched_policy::run_next::RunNextStreak;
 
-pub use outcome::Outcome;
+pub use outcome::{Outcome, TraceEvent};
 pub use policy::{Policy, SimConfig};
 pub use state::CoreStats;
 use state::{Core, Phase, Proc};
@@ -120,6 +124,8 @@ pub struct Sim<'a> {
     window_marks: Vec<u64>,
     window_stamp: u64,
     events: u64,
+    /// The events `note` kept (`SimConfig::events_until_ns`).
+    trace: Vec<TraceEvent>,
 }
 
 impl<'a> Sim<'a> {
@@ -189,6 +195,7 @@ impl<'a> Sim<'a> {
             window_marks: Vec::new(),
             window_stamp: 0,
             events: 0,
+            trace: Vec::new(),
         };
         // The program's main: free, started on core 0 (`kernel_init`).
         if sim.cfg.turns {
@@ -247,6 +254,11 @@ impl<'a> Sim<'a> {
             bound_violations: self.bound_violations,
             cooldown_violations: self.cooldown_violations,
             events: self.events,
+            trace: {
+                let mut trace = std::mem::take(&mut self.trace);
+                trace.sort_by_key(|e| (e.at_ns, e.core));
+                trace
+            },
             timed_out: timed_out || self.done != self.procs.len(),
         }
     }

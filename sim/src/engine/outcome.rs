@@ -38,6 +38,17 @@ pub struct Outcome {
     pub events: u64,
     /// The run stopped at `time_limit_ns` before every process ended.
     pub timed_out: bool,
+    /// The scheduling events before `SimConfig::events_until_ns`, in time order (none without it).
+    pub trace: Vec<TraceEvent>,
+}
+
+/// One scheduling event in the kernel trace's words (engine/events.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    pub core: usize,
+    pub at_ns: u64,
+    pub name: &'static str,
+    pub arg: u64,
 }
 
 impl Outcome {

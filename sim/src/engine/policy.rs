@@ -93,6 +93,9 @@ pub struct SimConfig {
     /// Give up after this much simulated time (a livelock would otherwise never end), ns: 1,000
     /// s, some five times the one-core time of the largest workload `make sim` runs.
     pub time_limit_ns: u64,
+    /// Print every scheduling event before this time, ns (engine/events.rs): a timeline to read
+    /// beside a traced QEMU run's.
+    pub events_until_ns: Option<u64>,
 }
 
 impl SimConfig {
@@ -108,6 +111,7 @@ impl SimConfig {
             tick_ns: None,
             main_checks: false,
             time_limit_ns: 1_000_000_000_000,
+            events_until_ns: None,
         }
     }
 }

@@ -22,6 +22,7 @@ impl Sim<'_> {
             }
             Phase::Steal(round) => self.steal_attempt(core, now, round),
             Phase::Asleep { since } => {
+                self.note(core, now, "idle_end", 0);
                 self.sleepers.remove(&core);
                 self.set_awake(core, true);
                 let slept = now - since;
@@ -53,6 +54,7 @@ impl Sim<'_> {
             // queued it already (through the inbox), as in the kernel.
             Pending::Block => {}
             Pending::Exit => {
+                self.note(core, now, "exit", u64::from(pid));
                 let p = &mut self.procs[pid as usize];
                 p.state = State::Done;
                 p.exits += 1;
@@ -132,6 +134,7 @@ impl Sim<'_> {
                 let bound = matches!(spawn.placement, Placement::Bound(_));
                 let span = self.procs[pid as usize].span;
                 let child = self.create(spawn.program, spawn.priority, target, bound, span);
+                self.note(core, now, "spawn", u64::from(child));
                 self.make_runnable(core, child, now);
             }
             Effect::Send { to, word } => {

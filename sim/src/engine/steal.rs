@@ -193,6 +193,7 @@ impl Sim<'_> {
         let last = self.cores[core].last_steal[victim];
         let taken = match check_victim(&config, round.thief_load, &view, now, last) {
             Err(refusal) => {
+                self.note_refused(core, now, victim, refusal);
                 let stats = &mut self.cores[core].stats;
                 match refusal {
                     Refusal::Empty => stats.fail_empty += 1,
@@ -233,6 +234,9 @@ impl Sim<'_> {
                 }
             }
             self.cores[core].last_steal[victim] = done_at;
+            for _ in 0..taken {
+                self.note(core, done_at, "steal", victim as u64);
+            }
             self.end_search(core);
             // If the victim still has work to spare and no core searches, wake another thief.
             let left = self.cores[victim].stealable();
