@@ -21,42 +21,30 @@ Usage: trace_compare.py LOG --policy default|peers [--first 40] [--sim target/si
 """
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import bench  # noqa: E402  (the report line, the host target)
+import trace  # noqa: E402  (the kernel trace's parser and its refusal numbers)
+
 KINDS = ("steals", "stolen", "refused", "sleep", "idle_end")
 # A steal's processes are recorded one `steal` event each, back to back: events of one thief
 # from one victim this close together are one steal.
 ONE_STEAL_NS = 2_000
-COUNTER_HZ_DEFAULT = 62_500_000
 
 
 def parse_kernel_log(lines):
-    """(events [(ns, core, name, arg)], report dict) of a kernel trace log. An event line is
-    `trace: ev <core> <counter> <name> <pid> <x> <arg>`; the counter's rate is the
-    `trace: begin ... counter_hz=` line's. Times are the counter's in ns (under -icount the
-    counter is the virtual clock, as the simulator's ns are)."""
-    hz, events, report = COUNTER_HZ_DEFAULT, [], None
-    for line in lines:
-        if line.startswith("trace: begin"):
-            for word in line.split():
-                if word.startswith("counter_hz="):
-                    hz = int(word.split("=", 1)[1])
-        elif line.startswith("trace: ev "):
-            f = line.split()
-            core, count, name = int(f[2]), int(f[3]), f[4]
-            # A steal's and a refusal's arg names the victim; a spawn's and an exit's pid
-            # is the process's slot.
-            arg = int(f[7]) if name in ("refused", "steal") else int(f[5])
-            events.append([count, core, name, arg])
-        elif line.startswith("report: "):
-            report = json.loads(line[len("report: "):])
-    for e in events:
-        e[0] = e[0] * 1_000_000_000 // hz
-    return sorted(tuple(e) for e in events), report
+    """(events [(ns, core, name, arg)], report dict) of a kernel trace log, its events read by
+    scripts/trace.py. A steal's and a refusal's arg is the event's (the victim); a spawn's and
+    an exit's is the process's slot, as the simulator notes them. Times are the counter's in ns
+    (under -icount the counter is the virtual clock, as the simulator's ns are)."""
+    parsed = trace.parse(lines)
+    events = sorted((e.ts * 1_000_000_000 // parsed.counter_hz, e.core, e.kind,
+                     e.arg if e.kind in ("refused", "steal") else e.pid_index) for e in parsed.all_events())
+    return events, bench.report_of("\n".join(lines))
 
 
 def parse_sim_events(lines):
@@ -115,11 +103,8 @@ def windows(events):
 
 def describe(event):
     ns, core, name, arg = event
-    what = f"victim {arg & 0xffff} {REFUSALS.get(arg >> 16, arg >> 16)}" if name == "refused" else str(arg)
+    what = "victim {} {}".format(*trace.refusal(arg)) if name == "refused" else str(arg)
     return f"{ns / 1000:9.2f} c{core} {name} {what}"
-
-
-REFUSALS = {0: "empty", 1: "below_threshold", 2: "cooldown", 3: "migration_limit", 4: "not_allowed"}
 
 
 def main():
@@ -127,12 +112,13 @@ def main():
     parser.add_argument("log")
     parser.add_argument("--policy", required=True, choices=["default", "peers"])
     parser.add_argument("--first", type=int, default=40, help="events of the start to list on each side")
-    parser.add_argument("--sim", default=str(ROOT / "target/sim/x86_64-unknown-linux-gnu/release/beamcore-sim"))
+    parser.add_argument("--sim", default=str(ROOT / f"target/sim/{bench.HOST_TARGET}/release/beamcore-sim"))
     args = parser.parse_args()
-    kernel, report = parse_kernel_log(Path(args.log).read_text().splitlines())
+    lines = trace.read_lines(args.log)
+    kernel, report = parse_kernel_log(lines)
     if report is None:
         sys.exit(f"trace_compare: {args.log} has no report line")
-    config = next((l for l in Path(args.log).read_text().splitlines() if l.startswith("config: ")), "")
+    config = next((l for l in lines if l.startswith("config: ")), "")
     seed = next((w.split("=")[1] for w in config.split() if w.startswith("seed=")), "1")
     ticks = ",".join(str(t) for t in report["next_tick_ns"])
     cmd = [args.sim, "run", "--workload", report["workload"], "--policy", args.policy, "--cores",

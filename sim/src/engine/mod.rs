@@ -19,9 +19,9 @@
 //! that runs the earliest core's next action. The actions are its submodules, one concern each:
 //! `run` (the scheduler loop and the running process), `queues` (queueing, wake-ups, taking
 //! the next process), `steal` (steal rounds and push rebalancing), `idle` (search and sleep);
-//! `events` prints the run's events in the kernel trace's words, `state` defines what is kept
-//! per core and per process, `policy` and `outcome` what a run is
-//! given and what it produces, `deliberate_bug` the calibration gate's self-test bugs.
+//! `events` keeps the run's events in the kernel trace's words, `state` defines what is kept
+//! per core and per process, `policy` and `outcome` what a run is given and what it produces,
+//! `deliberate_bug` the calibration gate's self-test bugs.
 
 mod deliberate_bug;
 mod events;

@@ -93,8 +93,8 @@ pub struct SimConfig {
     /// Give up after this much simulated time (a livelock would otherwise never end), ns: 1,000
     /// s, some five times the one-core time of the largest workload `make sim` runs.
     pub time_limit_ns: u64,
-    /// Print every scheduling event before this time, ns (engine/events.rs): a timeline to read
-    /// beside a traced QEMU run's.
+    /// Keep every scheduling event before this time, ns, in `Outcome::trace` (engine/events.rs):
+    /// a timeline to read beside a traced QEMU run's.
     pub events_until_ns: Option<u64>,
 }
 
