@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Host tests of scripts/trace_compare.py's pure parts: reading a kernel trace log (counter to
-ns, the victim of a steal and a refusal, the report), the simulator's event lines, the
+ns, the victim of a steal and a refusal, a push's source core, the report), the simulator's event lines, the
 alignment on the workload's first spawn, one steal counted once for its processes, and the
 windows. No QEMU, no simulator run needed.
 
@@ -25,6 +25,7 @@ trace: ev 1 1100 steal 1 0 0
 trace: ev 1 1105 steal 2 0 0
 trace: ev 2 1200 idle_end 0 0 0
 trace: ev 2 1300 steal 3 0 1
+trace: ev 3 1400 migrate 4 0 2
 trace: ev 1 9000 exit 1 0 0
 report: {"workload":"fib","cores":4,"next_tick_ns":[1,2,3,4],"elapsed_us":10}
 """.splitlines()
@@ -45,6 +46,7 @@ class TraceCompareTest(unittest.TestCase):
         self.assertEqual(events[0], (1600, 0, "spawn", 0))
         self.assertIn((16160, 1, "refused", 65538), events)
         self.assertIn((20800, 2, "steal", 1), events, "a steal's arg is its victim")
+        self.assertIn((22400, 3, "migrate", 2), events, "a push's arg is the core it came from")
 
     def test_aligned_on_the_workloads_first_spawn(self):
         events, _ = tc.parse_kernel_log(KERNEL_LOG)
@@ -67,13 +69,15 @@ class TraceCompareTest(unittest.TestCase):
         self.assertEqual((sim.count("steals"), sim.count("stolen")), (2, 3))
 
     def test_windows_count_each_kind_where_it_fell(self):
-        events = [(50_000, 1, "refused", 0), (150_000, 1, "steals", 0), (2_500_000, 2, "sleep", 0),
-                  (3_000_000, 2, "exit", 7)]
+        events = [(50_000, 1, "refused", 0), (150_000, 1, "steals", 0), (700_000, 3, "migrate", 0),
+                  (2_500_000, 2, "sleep", 0), (3_000_000, 2, "exit", 7)]
         got = dict(tc.windows(events))
         self.assertEqual(got["0-0.1 ms"]["refused"], 1)
         self.assertEqual(got["0.1-1 ms"]["steals"], 1)
+        self.assertEqual(got["0.1-1 ms"]["migrate"], 1)
         self.assertEqual(got["2-3 ms"]["sleep"], 1)
-        self.assertEqual(got["last 2 ms"], {"steals": 0, "stolen": 0, "refused": 0, "sleep": 1, "idle_end": 0})
+        self.assertEqual(got["last 2 ms"],
+                         {"steals": 0, "stolen": 0, "migrate": 0, "refused": 0, "sleep": 1, "idle_end": 0})
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import bench  # noqa: E402  (the report line, the host target)
 import trace  # noqa: E402  (the kernel trace's parser and its refusal numbers)
 
-KINDS = ("steals", "stolen", "refused", "sleep", "idle_end")
+KINDS = ("steals", "stolen", "migrate", "refused", "sleep", "idle_end")
 # A steal's processes are recorded one `steal` event each, back to back: events of one thief
 # from one victim this close together are one steal.
 ONE_STEAL_NS = 2_000
@@ -38,12 +38,13 @@ ONE_STEAL_NS = 2_000
 
 def parse_kernel_log(lines):
     """(events [(ns, core, name, arg)], report dict) of a kernel trace log, its events read by
-    scripts/trace.py. A steal's and a refusal's arg is the event's (the victim); a spawn's and
-    an exit's is the process's slot, as the simulator notes them. Times are the counter's in ns
+    scripts/trace.py. A steal's, a refusal's and a migration's arg is the event's (the victim, or
+    the core push rebalancing took the process from); a spawn's, a run's and an exit's is the
+    process's slot, as the simulator notes them. Times are the counter's in ns
     (under -icount the counter is the virtual clock, as the simulator's ns are)."""
     parsed = trace.parse(lines)
     events = sorted((e.ts * 1_000_000_000 // parsed.counter_hz, e.core, e.kind,
-                     e.arg if e.kind in ("refused", "steal") else e.pid_index) for e in parsed.all_events())
+                     e.arg if e.kind in ("refused", "steal", "migrate") else e.pid_index) for e in parsed.all_events())
     return events, bench.report_of("\n".join(lines))
 
 
@@ -129,7 +130,7 @@ def main():
     print(f"trace_compare: {report['workload']} {args.policy} {report['cores']} cores seed {seed}; "
           f"simulator: {' '.join(cmd[1:])}")
     print(f"{'QEMU (traced)':<48} | simulator")
-    shown = ("steals", "refused", "sleep", "idle_end")
+    shown = ("steals", "migrate", "refused", "sleep", "idle_end")
     start_q = [e for e in q if e[2] in shown][:args.first]
     start_s = [e for e in s if e[2] in shown][:args.first]
     for i in range(max(len(start_q), len(start_s))):

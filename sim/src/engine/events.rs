@@ -7,10 +7,10 @@
 //! Kept in the outcome (`Outcome::trace`, in time order: each core's clock runs ahead on its
 //! own, so they are noted out of order) and printed by `beamcore-sim run` one line per event,
 //! `event: <core> <ns> <name> <arg>`, with the kernel's names (`kernel/sched/record/trace.rs`):
-//! `spawn` and `exit` (the process), `steal` (the victim; one per process taken, as the
+//! `spawn`, `run` (dispatched) and `exit` (the process), `steal` (the victim; one per process taken, as the
 //! kernel's `try_steal` records each), `refused` (victim + 65,536 x the `Refusal`'s number, as
-//! the kernel packs it), `sleep` and `idle_end`. Push rebalancing is not noted (nor is it in
-//! the kernel's trace as a steal).
+//! the kernel packs it), `sleep` and `idle_end`, and `migrate` for each process push rebalancing moves (on the
+//! core it goes to, the busiest core its argument, as the kernel's `rebalance` records it).
 
 use beamcore_sched_policy::balance::Refusal;
 

@@ -1,5 +1,6 @@
-//! The events a run notes (`events`): one for every steal, refused attempt, spawn, exit, sleep
-//! and wake-up the counters count, in time order, and none past the time asked for.
+//! The events a run notes (`events`): one for every steal, refused attempt, spawn, dispatch,
+//! push, exit, sleep and wake-up the counters count, in time order, and none past the time
+//! asked for.
 
 use super::{Policy, Sim, SimConfig};
 use crate::cost::CostModel;
@@ -27,6 +28,8 @@ fn every_counted_event_is_noted_once_in_time_order() {
     assert_eq!(ops.len() as u64 + count("refused"), sum(|c| c.steal_attempts), "every attempt steals or is refused");
     assert_eq!(count("spawn"), outcome.spawned - 1, "every spawn but main's");
     assert_eq!(count("exit"), outcome.completed);
+    assert_eq!(count("run"), sum(|c| c.executed), "every dispatch");
+    assert_eq!(count("migrate"), sum(|c| c.rebalanced), "every process a push moved");
     // Cores 1-3 start asleep (no `sleep` noted) and some are asleep at the end.
     let (sleeps, wakes) = (count("sleep"), count("idle_end"));
     assert!(wakes <= sleeps + 3 && sleeps <= wakes + 4, "{sleeps} sleeps, {wakes} wake-ups");

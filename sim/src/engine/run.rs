@@ -82,6 +82,7 @@ impl Sim<'_> {
             let c = &mut self.cores[core];
             c.stats.executed += 1;
             let start = now + c.scale(cost + self.costs.dispatch);
+            self.note(core, start, "run", u64::from(pid));
             let p = &mut self.procs[pid as usize];
             debug_assert_eq!(p.state, State::Runnable, "process {pid} dispatched twice");
             p.state = State::Running;
@@ -252,7 +253,10 @@ impl Sim<'_> {
         // the core stood still (QEMU's turns) is pending: the slice ends now, before any of
         // the computation.
         let tick = tick.max(now);
-        if tick < end {
+        // Under QEMU's turns a tick is a moment of the one clock, and a turn never runs past
+        // one (each ends at the next deadline): a tick to come is taken when the core's turn
+        // comes back after it (`tick_at_resume`), however little of its own time has passed.
+        if tick < end && (self.turns.is_none() || tick == now) {
             let done_ns = ((tick - now) as f64 / c.factor).floor() as u64;
             self.procs[pid as usize].left = Some((ns - done_ns.min(ns), units, reductions));
             self.cores[core].stats.busy_ns += tick - now;
@@ -264,6 +268,28 @@ impl Sim<'_> {
         self.cores[core].phase =
             Phase::Run { pid, slice_started, effect: Effect::Compute { units, reductions }, preempt: false };
         self.schedule(core, end);
+    }
+
+    /// Under turns, `core` resumes at `now` in the middle of a computation of which `left_ns`
+    /// are left: if its slice's tick came while it stood still, the interrupt is taken first,
+    /// as a vCPU takes a pending IRQ at the first instruction of its turn. Returns whether it
+    /// was (the preemption then happens at `now`, and the rest of the computation waits).
+    pub(super) fn tick_at_resume(&mut self, core: usize, now: u64, left_ns: u64) -> bool {
+        let Phase::Run { pid, slice_started, effect: Effect::Compute { units, reductions }, preempt: false } =
+            self.cores[core].phase
+        else {
+            return false;
+        };
+        if self.cores[core].slice_ends_at(self.cfg.slice_ns.max(1), slice_started) > now {
+            return false;
+        }
+        debug_assert!(self.procs[pid as usize].left.is_none(), "one computation at a time");
+        self.procs[pid as usize].left = Some((left_ns, units, reductions));
+        // The computation was counted busy to its end when it began.
+        let stats = &mut self.cores[core].stats;
+        stats.busy_ns = stats.busy_ns.saturating_sub(left_ns);
+        self.cores[core].phase = Phase::Run { pid, slice_started, effect: Effect::None, preempt: true };
+        true
     }
 
     /// The process gives the core back; the scheduler acts on `pending` once the switch is done.

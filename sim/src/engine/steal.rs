@@ -136,6 +136,7 @@ impl Sim<'_> {
                         self.refresh_hint(busiest);
                         let pid = item as u32;
                         self.migrate(pid, busiest, idlest);
+                        self.note(idlest, now, "migrate", busiest as u64);
                         self.make_runnable(0, pid, now);
                         moved += 1;
                     }

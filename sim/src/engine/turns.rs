@@ -288,9 +288,16 @@ impl Sim<'_> {
             turns.kicked_turns += 1;
         }
         let parked = turns.parked[next].take().expect("ready");
-        let at = if asleep { parked.max(now) } else { now + parked.saturating_sub(turns.frozen_at[next]) };
+        let left = parked.saturating_sub(turns.frozen_at[next]);
         turns.current = next;
         turns.ends = turns.turn_end(now);
+        let at = if asleep {
+            parked.max(now)
+        } else if self.tick_at_resume(next, now, left) {
+            now
+        } else {
+            now + left
+        };
         self.schedule(next, at);
     }
 
