@@ -64,7 +64,8 @@ fn main() -> ExitCode {
             .uint_array("next_tick_ns", &ticks.after(started))?
             .uint_array("steal_attempts_before", &before.steal_attempts)?
             .uint_array("steals_before", &before.steals)?
-            .uint_array("migrated_in_before", &before.migrated_in)?;
+            .uint_array("migrated_in_before", &before.migrated_in)?
+            .uint("rebalance_ago_ns", before.rebalance_ago_ns(started))?;
         if let Some(grain) = &grain {
             json.uint("grain_tasks", grain.tasks)?
                 .uint("grain_ns", grain.grain_ns)?
@@ -112,6 +113,8 @@ struct Before {
     steal_attempts: alloc::vec::Vec<u64>,
     steals: alloc::vec::Vec<u64>,
     migrated_in: alloc::vec::Vec<u64>,
+    /// When core 0 last looked for severe imbalance (its push rebalancing, counter value).
+    rebalance_looked_at: u64,
 }
 
 impl Before {
@@ -124,6 +127,19 @@ impl Before {
             steal_attempts: each(|s| &s.steal_attempts),
             steals: each(|s| &s.steals),
             migrated_in: each(|s| &s.migrated_in),
+            rebalance_looked_at: beamcore::sched::core_stats(0).rebalance_looked_at.load(Relaxed),
+        }
+    }
+
+    /// How long before `started` core 0 last looked for severe imbalance, in ns: its next look
+    /// is due a period after that one, which decides when the workload's first push comes (at
+    /// the first pass of core 0's loop after it). The boot check's waits put that look one
+    /// slice before the start on the calibration's images, so a simulator starting its own
+    /// period at the start pushed a millisecond late. 0 if core 0 has not looked yet.
+    fn rebalance_ago_ns(&self, started: u64) -> u64 {
+        match self.rebalance_looked_at {
+            0 => 0,
+            at => beamcore::time::counts_to_ns(started.saturating_sub(at)),
         }
     }
 }

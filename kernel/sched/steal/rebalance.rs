@@ -34,6 +34,8 @@ pub(crate) fn rebalance(core: &mut OnCore) {
         return;
     }
     core.local().last_rebalance = now;
+    // ORDERING: Relaxed: a record for the report, read by whoever prints it.
+    core.scheduler().stats.rebalance_looked_at.store(now, Ordering::Relaxed);
     let mut views = heapless::Vec::new();
     core_views(&mut views, cores);
     // Only cores that schedule: an offline core is neither robbed nor given work (a push that
