@@ -140,6 +140,9 @@ def observe(report):
         # When each core's next tick came after the workload's start (the kernel's; the phases
         # that decide QEMU's turns, for the simulator's turn model).
         "next_tick_ns": report.get("next_tick_ns"),
+        # How long before the start core 0 last looked for imbalance (its first push follows
+        # a period after it), for the same model.
+        "rebalance_ago_ns": report.get("rebalance_ago_ns", 0),
     }
 
 
@@ -190,14 +193,16 @@ def qemu_run(workload, policy, cores, seed, variant=(0, 0), target_dir=TARGET):
 
 def sim_run(binary, workload, policy, cores, seed, qemu=None, turns=False):
     """The simulator on the machine of the QEMU run `qemu` (its cores' shares and its mean
-    wake-up latency; with `turns`, QEMU's turns from its ticks' phases instead), or on equal
+    wake-up latency; with `turns`, QEMU's turns from its ticks' phases instead, and core 0's
+    rebalancing clock as the run had it at its start), or on equal
     cores with the cost model's latency."""
     # `--main-checks`: the simulated main computes what the kernel's does before its first
     # spawn (uts counts its tree to check the answer, inside the timed run).
     cmd = [str(binary), "run", "--workload", workload, "--policy", policy, "--cores", str(cores),
            "--seed", str(seed), "--per-core", "--main-checks"]
     if qemu and turns:
-        cmd += ["--turns", "--tick-ns", ",".join(str(t) for t in qemu["next_tick_ns"])]
+        cmd += ["--turns", "--tick-ns", ",".join(str(t) for t in qemu["next_tick_ns"]),
+                "--rebalance-ago-ns", str(qemu.get("rebalance_ago_ns", 0))]
     elif qemu:
         total = sum(qemu["probe"])
         cmd += ["--shares", ",".join(f"{u / total:.5f}" for u in qemu["probe"])]

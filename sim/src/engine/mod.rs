@@ -33,6 +33,8 @@ mod idle_tests;
 mod outcome;
 mod policy;
 mod queues;
+#[cfg(test)]
+mod rebalance_tests;
 mod run;
 #[cfg(test)]
 mod run_next_tests;
@@ -131,6 +133,9 @@ pub struct Sim<'a> {
 impl<'a> Sim<'a> {
     pub fn new(workload: Workload, policy: Policy, cfg: SimConfig, costs: &'a CostModel) -> Sim<'a> {
         let n = cfg.cores;
+        // The kernel's rebalancing clock compares counters with `wrapping_sub`, so a look
+        // before time 0 is one that far below it.
+        let last_rebalance = 0u64.wrapping_sub(ns_to_counts(cfg.rebalance_ago_ns, COUNTER_HZ));
         let cores = (0..n)
             .map(|id| {
                 let queues = [(); LEVELS].map(|()| WorkQueue::new(RUN_QUEUE_DEQUE_CAPACITY).expect("power of two"));
@@ -158,6 +163,7 @@ impl<'a> Sim<'a> {
                     search_started: 0,
                     search_rounds: 0,
                     pause_since: None,
+                    ticks_taken_until: 0,
                     tick_phase: cfg.tick_ns.as_ref().map_or_else(|| mix(cfg.seed, 1000 + id as u64), |t| t[id])
                         % cfg.slice_ns.max(1),
                     factor: cfg.factors.as_ref().and_then(|f| f.get(id).copied()).unwrap_or(1.0),
@@ -181,7 +187,7 @@ impl<'a> Sim<'a> {
             turns: None,
             searching: 0,
             shared: Shared::default(),
-            last_rebalance: 0,
+            last_rebalance,
             search: SearchTiming::at(COUNTER_HZ),
             rebalance_period: ns_to_counts(REBALANCE_PERIOD_NS, COUNTER_HZ),
             max_migrations_seen: 0,

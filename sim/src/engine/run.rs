@@ -82,6 +82,8 @@ impl Sim<'_> {
             let c = &mut self.cores[core];
             c.stats.executed += 1;
             let start = now + c.scale(cost + self.costs.dispatch);
+            // The loop ran with interrupts open: any tick before the slice is taken.
+            c.ticks_taken_until = start;
             self.note(core, start, "run", u64::from(pid));
             let p = &mut self.procs[pid as usize];
             debug_assert_eq!(p.state, State::Runnable, "process {pid} dispatched twice");
@@ -159,7 +161,7 @@ impl Sim<'_> {
         // (or, inside a kernel call, as soon as the call unmasks IRQs): a main spawning its
         // workers in a loop gives its core to them at its first tick, and a higher priority
         // among them runs first. (`compute` checks the same for a computation.)
-        if self.cores[core].slice_ends_at(self.cfg.slice_ns.max(1), slice_started) <= now {
+        if self.slice_over(core, now, slice_started) {
             self.cores[core].stats.preemptions += 1;
             return self.switch_out(core, now, pid, slice_started, Pending::Preempted);
         }
@@ -245,18 +247,23 @@ impl Sim<'_> {
         units: u64,
         reductions: u32,
     ) {
-        let c = &self.cores[core];
-        let end = now + c.scale(ns);
+        let end = now + self.cores[core].scale(ns);
         // The first tick at which the slice is over: ticks come every slice at this core's phase.
-        let tick = c.slice_ends_at(self.cfg.slice_ns.max(1), slice_started);
         // A tick that came while the process did something else (a send, a spawn) or while
         // the core stood still (QEMU's turns) is pending: the slice ends now, before any of
-        // the computation.
-        let tick = tick.max(now);
-        // Under QEMU's turns a tick is a moment of the one clock, and a turn never runs past
-        // one (each ends at the next deadline): a tick to come is taken when the core's turn
-        // comes back after it (`tick_at_resume`), however little of its own time has passed.
-        if tick < end && (self.turns.is_none() || tick == now) {
+        // the computation. Under QEMU's turns a tick is a moment of the one clock, and a turn
+        // never runs past one (each ends at the next deadline): a tick to come is taken when
+        // the core's turn comes back after it (`tick_at_resume`), however little of its own
+        // time has passed.
+        let tick = if self.turns.is_none() {
+            self.cores[core].slice_ends_at(self.cfg.slice_ns.max(1), slice_started).max(now)
+        } else if self.slice_over(core, now, slice_started) {
+            now
+        } else {
+            u64::MAX
+        };
+        let c = &self.cores[core];
+        if tick < end {
             let done_ns = ((tick - now) as f64 / c.factor).floor() as u64;
             self.procs[pid as usize].left = Some((ns - done_ns.min(ns), units, reductions));
             self.cores[core].stats.busy_ns += tick - now;
@@ -280,7 +287,7 @@ impl Sim<'_> {
         else {
             return false;
         };
-        if self.cores[core].slice_ends_at(self.cfg.slice_ns.max(1), slice_started) > now {
+        if !self.slice_over(core, now, slice_started) {
             return false;
         }
         debug_assert!(self.procs[pid as usize].left.is_none(), "one computation at a time");
@@ -290,6 +297,17 @@ impl Sim<'_> {
         stats.busy_ns = stats.busy_ns.saturating_sub(left_ns);
         self.cores[core].phase = Phase::Run { pid, slice_started, effect: Effect::None, preempt: true };
         true
+    }
+
+    /// Whether the slice begun at `slice_started` is over at `now` for a process that runs
+    /// on: without turns, once the first tick at or after a whole slice has come; under
+    /// turns, when a tick taken now finds the whole slice spent (`take_pending_tick`).
+    fn slice_over(&mut self, core: usize, now: u64, slice_started: u64) -> bool {
+        let slice = self.cfg.slice_ns.max(1);
+        match self.turns {
+            None => self.cores[core].slice_ends_at(slice, slice_started) <= now,
+            Some(_) => self.cores[core].take_pending_tick(slice, now, slice_started),
+        }
     }
 
     /// The process gives the core back; the scheduler acts on `pending` once the switch is done.

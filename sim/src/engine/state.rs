@@ -168,6 +168,9 @@ pub(super) struct Core {
     /// QEMU's turns is when its turn comes round again, not when the pause was due to end.
     pub(super) pause_since: Option<u64>,
     pub(super) tick_phase: u64,
+    /// Under QEMU's turns: the time up to which this core has taken its ticks' interrupts (a
+    /// tick after it is pending until the core next runs with interrupts open).
+    pub(super) ticks_taken_until: u64,
     pub(super) factor: f64,
     pub(super) stats: CoreStats,
 }
@@ -197,6 +200,20 @@ impl Core {
     /// the slice).
     pub(super) fn slice_ends_at(&self, slice: u64, slice_started: u64) -> u64 {
         self.next_tick(slice, slice_started + slice)
+    }
+
+    /// Under QEMU's turns, the core takes a pending tick at `now` (its turn has come back, or
+    /// the kernel call in which the tick came has ended): whether that tick ends the slice
+    /// begun at `slice_started`. The kernel's tick asks `counter - slice_started >= slice`
+    /// when it is taken, so a tick that came a little before the slice's end ends it if it
+    /// is taken after (QEMU's log shows such a tick taken 5 us late, core 0 waiting for two
+    /// other vCPUs' fresh turns); one taken before leaves the slice to the next tick.
+    pub(super) fn take_pending_tick(&mut self, slice: u64, now: u64, slice_started: u64) -> bool {
+        if self.next_tick(slice, self.ticks_taken_until + 1) > now {
+            return false;
+        }
+        self.ticks_taken_until = now;
+        now.saturating_sub(slice_started) >= slice
     }
 
     /// `ns` of this core's time (its factor applied).

@@ -182,19 +182,30 @@ fn a_slice_ends_at_the_first_turn_after_its_tick_however_little_the_core_ran() {
     // trace shows 15 us), and the push rebalancing core 0 does then came late too.
     let costs = CostModel::fallback();
     let (begun, ns, ran) = (SLICE / 2, 3 * SLICE, 100_000);
-    // The slice's tick is core 0's first at or after begun + SLICE: 2 x SLICE.
+    // Ticks every SLICE from 0; the slice begun at SLICE / 2 is whole at 1.5 x SLICE.
     let resume = 2 * SLICE + 5_000;
     let (sim, pid) = resumed_after_standing_still(&costs, begun, ns, ran, resume);
     assert!(matches!(sim.cores[0].phase, Phase::Run { preempt: true, .. }), "preempted");
     assert_eq!(sim.cores[0].at, resume, "at once");
     assert_eq!(sim.procs[pid as usize].left, Some((ns - ran, 1, 1)), "what it did not run is left");
     assert_eq!(sim.cores[0].stats.busy_ns, ran, "busy only while it ran");
+}
 
-    // Back before the tick, it goes on with what was left.
-    let (sim, pid) = resumed_after_standing_still(&costs, begun, ns, ran, 2 * SLICE - 5_000);
-    assert!(matches!(sim.cores[0].phase, Phase::Run { preempt: false, .. }), "not preempted");
-    assert_eq!(sim.cores[0].at, 2 * SLICE - 5_000 + ns - ran);
-    assert_eq!(sim.procs[pid as usize].left, None);
+#[test]
+fn a_tick_taken_late_ends_the_slice_if_the_slice_is_whole_by_then() {
+    // The kernel's tick asks whether a whole slice has passed when it is taken. The tick at
+    // SLICE came before the slice begun at SLICE / 2 was whole: taken at 1.2 x SLICE it leaves
+    // the process running, taken at 1.6 x SLICE (its vCPU kept waiting by the others' turns)
+    // it ends the slice. No tick since the computation began: nothing to take.
+    let costs = CostModel::fallback();
+    let (begun, ns, ran) = (SLICE / 2, 3 * SLICE, 100_000);
+    for (resume, preempted) in [(SLICE * 12 / 10, false), (SLICE * 16 / 10, true), (SLICE * 9 / 10, false)] {
+        let (sim, pid) = resumed_after_standing_still(&costs, begun, ns, ran, resume);
+        let Phase::Run { preempt, .. } = sim.cores[0].phase else { panic!("running") };
+        assert_eq!(preempt, preempted, "taken at {resume}");
+        let (at, left) = if preempted { (resume, Some((ns - ran, 1, 1))) } else { (resume + ns - ran, None) };
+        assert_eq!((sim.cores[0].at, sim.procs[pid as usize].left), (at, left), "taken at {resume}");
+    }
 }
 
 #[test]
