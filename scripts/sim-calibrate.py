@@ -125,14 +125,20 @@ def observe(report):
     per_core = report["per_core"]
     works = [c["work"] for c in per_core]
     mean = sum(works) / len(works)
-    # The kernel's counts run from boot; what they had reached when the workload began (the
-    # boot check's idle steal rounds) is not the workload's. The simulator reports none.
+    # The kernel's counts run from boot to the report; what they had reached when the workload
+    # began (the boot check's idle steal rounds) and what the idle cores added after it ended
+    # (searching while main prints the table) are not the workload's. The simulator reports
+    # neither; without the `_after` figures (older runs) the report's own are the end.
+    def workload_count(name, field):
+        end = report.get(f"{field}_after") or [c[name] for c in per_core]
+        return sum(end) - sum(report.get(f"{field}_before", []))
+
     return {
         "works": works,
         "max_over_mean": max(works) / mean if mean else 0.0,
-        "steals": sum(c["steals"] for c in per_core) - sum(report.get("steals_before", [])),
-        "attempts": sum(c["steal_attempts"] for c in per_core) - sum(report.get("steal_attempts_before", [])),
-        "migrations": sum(c["migrated_in"] for c in per_core) - sum(report.get("migrated_in_before", [])),
+        "steals": workload_count("steals", "steals"),
+        "attempts": workload_count("steal_attempts", "steal_attempts"),
+        "migrations": workload_count("migrated_in", "migrated_in"),
         "idle_with_work_us": sum(c["idle_with_work_us"] for c in per_core),
         # Sleeps a wake-up SGI ended and their summed latency (the kernel's and the simulator's).
         "wakes": sum(c.get("wakes", 0) for c in per_core),
