@@ -272,6 +272,24 @@ Trace 1: 0x7f0000000100 [00000000/0000000040001000/00000000/ff200000] loop
         turns = qemu_turns.parse_exec_log(log.splitlines(keepends=True))
         self.assertEqual(turns, [(0, 0, 4, 2), (4, 1, 3, 1)])
 
+    def test_marks_are_found_inside_blocks_and_counted_in_their_vcpus_instructions(self):
+        events = qemu_turns.marked(EXEC_LOG.splitlines(keepends=True), {0x40001004: "add", 0x40002000: "wfi"})
+        # vCPU 0: the loop twice (the add is its second instruction), then the idle block;
+        # vCPU 1: the idle block first.
+        self.assertEqual(events, [(0, "add", 1), (0, "add", 4), (1, "wfi", 0), (0, "wfi", 6)])
+
+    def test_tick_costs_tell_a_returning_tick_from_one_that_ends_the_slice(self):
+        def returning(at, cost):
+            return [(0, "irq", at), (0, "tick", at + 20), (0, "eret", at + cost - 1)]
+
+        def switching(at, cost):
+            return [(0, "irq", at), (0, "tick", at + 20), (0, "eret", at + 500),
+                    (0, "to_scheduler", at + 501), (0, "resumed", at + cost)]
+        events = returning(0, 369) + returning(1000, 369) + switching(2000, 818) + returning(5000, 400)
+        events += switching(9000, 818) + switching(12000, 1469) + [(0, "irq", 20000), (0, "eret", 20100)]
+        self.assertEqual(qemu_turns.tick_costs(events),
+                         {"returning": 369, "returning_count": 3, "switching": 818, "switching_count": 3})
+
     def test_the_summary_counts_each_vcpu_in_a_window(self):
         turns = [(0, 0, 6, 2), (6, 1, 2, 1), (8, 0, 2, 1)]
         self.assertEqual(qemu_turns.summary(turns)[0], {"turns": 2, "instructions": 8, "median": 6})
