@@ -189,7 +189,7 @@ TICK_BOOTARGS = "workload=nqueens seed=1"
 # Where tick_costs' marks are: the IRQ vector of the current EL on SP_EL0 (a process running),
 # the symbols' first instructions, and trap_return's last (its `eret`).
 IRQ_ON_SP_EL0 = 0x80
-TICK_SYMBOLS = {"tick": "beamcore_sched::hooks::on_tick", "to_scheduler": "context_return_to_scheduler",
+TICK_SYMBOLS = {"tick": ("beamcore_sched::hooks::on_tick",), "to_scheduler": ("context_return_to_scheduler",),
                 "resumed": ("context_resume_preempted", "process_entry")}
 
 
@@ -200,8 +200,8 @@ def tick_marks(elf_path):
     names = {profile.demangle(name): (address, symbols[i + 1][0] if i + 1 < len(symbols) else None)
              for i, (address, name) in enumerate(symbols)}
     marks = {names["exception_vectors"][0] + IRQ_ON_SP_EL0: "irq"}
-    for mark, wanted in TICK_SYMBOLS.items():
-        for symbol in (wanted if isinstance(wanted, tuple) else (wanted,)):
+    for mark, symbols_of_mark in TICK_SYMBOLS.items():
+        for symbol in symbols_of_mark:
             marks[names[symbol][0]] = mark
     start, end = names["trap_return"]
     marks[next(pc for pc in range(end - 4, start - 4, -4) if code_word(elf, pc) == ERET)] = "eret"

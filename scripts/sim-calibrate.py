@@ -129,16 +129,16 @@ def observe(report):
     # began (the boot check's idle steal rounds) and what the idle cores added after it ended
     # (searching while main prints the table) are not the workload's. The simulator reports
     # neither; without the `_after` figures (older runs) the report's own are the end.
-    def workload_count(name, field):
-        end = report.get(f"{field}_after") or [c[name] for c in per_core]
-        return sum(end) - sum(report.get(f"{field}_before", []))
+    def workload_count(name):
+        end = report.get(f"{name}_after") or [c[name] for c in per_core]
+        return sum(end) - sum(report.get(f"{name}_before", []))
 
     return {
         "works": works,
         "max_over_mean": max(works) / mean if mean else 0.0,
-        "steals": workload_count("steals", "steals"),
-        "attempts": workload_count("steal_attempts", "steal_attempts"),
-        "migrations": workload_count("migrated_in", "migrated_in"),
+        "steals": workload_count("steals"),
+        "attempts": workload_count("steal_attempts"),
+        "migrations": workload_count("migrated_in"),
         "idle_with_work_us": sum(c["idle_with_work_us"] for c in per_core),
         # Sleeps a wake-up SGI ended and their summed latency (the kernel's and the simulator's).
         "wakes": sum(c.get("wakes", 0) for c in per_core),
