@@ -19,22 +19,26 @@ static ELAPSED: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES
 
 fn count_ticks(core: usize) {
     let me = smp::core(core);
-    // Start on a tick boundary so the elapsed time covers TICKS whole periods.
+    // Start on a tick, and date the start by a counter reading taken before that tick: the
+    // reading precedes, in program order, a look at the tick count that still saw `first`,
+    // and the tick is taken after that look. A reading after the tick would not do: the host
+    // may stop the vCPU between the tick and the reading (CI saw 1.1 periods), and a late
+    // start makes honest ticks look early. Reading the count again after the counter does
+    // not catch that either, as TCG takes an interrupt only between translated blocks.
+    let mut before = time::now_count();
     let first = me.ticks();
-    smp::wait_until(|| me.ticks() > first);
-    // The tick count and the time read as a pair: a tick between the two reads (the vCPU
-    // paused by the host, say) would date the start after a tick that is not counted, and
-    // make 20 honest ticks look early.
-    let (start, started_at) = loop {
-        let start = me.ticks();
+    let (start, started_before) = loop {
         let at = time::now_count();
-        if me.ticks() == start {
-            break (start, at);
+        let ticks = me.ticks();
+        if ticks > first {
+            break (ticks, before);
         }
+        before = at;
     };
     smp::wait_until(|| me.ticks() >= start + TICKS);
+    // The count first, then the counter: the reading comes after the last counted tick.
     COUNTED[core].store(me.ticks() - start, Ordering::Relaxed);
-    ELAPSED[core].store(time::now_count() - started_at, Ordering::Relaxed);
+    ELAPSED[core].store(time::now_count() - started_before, Ordering::Relaxed);
 }
 
 fn main() -> ExitCode {
