@@ -177,8 +177,13 @@ impl Sim<'_> {
         let look = at + SPIN_LOOK_NS;
         let others = (0..self.cores.len()).filter(|&c| c != core).filter_map(|c| self.ready_at(c)).min();
         match others {
-            // `yield`: the next core in the list takes over.
-            Some(other) if other <= look => self.pass_turn(core, look, look),
+            // `yield`: the next core in the list takes over; or the budget runs out during
+            // the look, as a turn never runs past its end: the look goes on in the core's next
+            // turn, and which vCPU meets the deadline stays QEMU's.
+            Some(other) if other <= look => {
+                let ends = self.turns.as_ref().expect("turns").ends;
+                self.pass_turn(core, look, look.min(ends.max(at)))
+            }
             // Alone, the core spins on (each `yield` comes straight back to it) until the spin
             // ends or another core could run.
             other => self.schedule(core, other.map_or(until, |o| o.min(until)).max(look)),

@@ -140,6 +140,27 @@ fn a_spin_hands_the_turn_on_and_runs_on_alone_only_while_no_other_core_can_run()
 }
 
 #[test]
+fn a_look_that_crosses_the_turns_end_is_cut_there_and_finished_in_the_next_turn() {
+    // QEMU ends a turn when its instruction budget is spent, mid-look if need be: the turn
+    // must not run on to the look's `yield`, or a deadline a few instructions ahead is met by
+    // the wrong vCPU, and which vCPU runs first after the tick changes (uts/peers/4, seed 8:
+    // a thief's tick taken 241 us late because the look before it overran the turn by 2 ns).
+    let costs = CostModel::fallback();
+    let mut sim = four_cores(&costs);
+    all_busy(&mut sim);
+    let turns = sim.turns.as_mut().expect("turns");
+    turns.ends = 1_002;
+    turns.deadline = 1_003;
+    sim.spin(0, 1_000, 50_000);
+    assert!(sim.spinning(0, 1_000));
+    let turns = sim.turns.as_ref().expect("turns");
+    assert_eq!(turns.current, 1, "the turn passed on");
+    assert_eq!(turns.frozen_at[0], 1_002, "at the turn's end, not at the look's end (1,004)");
+    assert_eq!(turns.parked[0], Some(1_004), "the look resumes with what was left of it");
+    assert_eq!(sim.cores[1].at, 1_002, "core 1's turn starts where core 0's ended");
+}
+
+#[test]
 fn a_tick_that_passed_before_a_computation_ends_the_slice_before_any_of_it() {
     // A process whose slice ran out while it did something else (or while its core stood
     // still in QEMU's turns) computes nothing before the pending tick preempts it: the whole
