@@ -69,7 +69,7 @@ fn main() -> ExitCode {
             .uint_array("steal_attempts_after", &after.steal_attempts)?
             .uint_array("steals_after", &after.steals)?
             .uint_array("migrated_in_after", &after.migrated_in)?
-            .uint("rebalance_ago_ns", before.rebalance_ago_ns(started))?;
+            .uint("rebalance_ticks_ago", before.rebalance_ticks_ago())?;
         if let Some(grain) = &grain {
             json.uint("grain_tasks", grain.tasks)?
                 .uint("grain_ns", grain.grain_ns)?
@@ -119,8 +119,10 @@ struct Counts {
     steal_attempts: alloc::vec::Vec<u64>,
     steals: alloc::vec::Vec<u64>,
     migrated_in: alloc::vec::Vec<u64>,
-    /// When core 0 last looked for severe imbalance (its push rebalancing, counter value).
-    rebalance_looked_at: u64,
+    /// Core 0's tick count when it last looked for severe imbalance (its push rebalancing),
+    /// and now.
+    rebalance_looked_at_tick: u64,
+    ticks_of_core_0: u64,
 }
 
 impl Counts {
@@ -133,20 +135,19 @@ impl Counts {
             steal_attempts: each(|s| &s.steal_attempts),
             steals: each(|s| &s.steals),
             migrated_in: each(|s| &s.migrated_in),
-            rebalance_looked_at: beamcore::sched::core_stats(0).rebalance_looked_at.load(Relaxed),
+            rebalance_looked_at_tick: beamcore::sched::core_stats(0).rebalance_looked_at_tick.load(Relaxed),
+            ticks_of_core_0: smp::core(0).ticks(),
         }
     }
 
-    /// How long before `started` core 0 last looked for severe imbalance, in ns: its next look
-    /// is due a period after that one, which decides when the workload's first push comes (at
-    /// the first pass of core 0's loop after it). The boot check's waits put that look one
-    /// slice before the start on the calibration's images, so a simulator starting its own
-    /// period at the start pushed a millisecond late. 0 if core 0 has not looked yet.
-    fn rebalance_ago_ns(&self, started: u64) -> u64 {
-        match self.rebalance_looked_at {
-            0 => 0,
-            at => beamcore::time::counts_to_ns(started.saturating_sub(at)),
-        }
+    /// How many ticks core 0 had taken since it last looked for severe imbalance: its next
+    /// look is due when that reaches the period (`balance::rebalance_period_ticks`), at the
+    /// first pass of its loop after that tick, which decides when the workload's first push
+    /// comes. The boot check's waits put that look one tick before the start on the
+    /// calibration's images, so a simulator starting its own count at the start pushed a
+    /// millisecond late.
+    fn rebalance_ticks_ago(&self) -> u64 {
+        self.ticks_of_core_0.wrapping_sub(self.rebalance_looked_at_tick)
     }
 }
 

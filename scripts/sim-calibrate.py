@@ -146,9 +146,9 @@ def observe(report):
         # When each core's next tick came after the workload's start (the kernel's; the phases
         # that decide QEMU's turns, for the simulator's turn model).
         "next_tick_ns": report.get("next_tick_ns"),
-        # How long before the start core 0 last looked for imbalance (its first push follows
-        # a period after it), for the same model.
-        "rebalance_ago_ns": report.get("rebalance_ago_ns", 0),
+        # How many ticks core 0 had taken since it last looked for imbalance, at the start (its
+        # next look is due when they make up the period), for the same model.
+        "rebalance_ticks_ago": report.get("rebalance_ticks_ago", 0),
     }
 
 
@@ -200,7 +200,7 @@ def qemu_run(workload, policy, cores, seed, variant=(0, 0), target_dir=TARGET):
 def sim_run(binary, workload, policy, cores, seed, qemu=None, turns=False):
     """The simulator on the machine of the QEMU run `qemu` (its cores' shares and its mean
     wake-up latency; with `turns`, QEMU's turns from its ticks' phases instead, and core 0's
-    rebalancing clock as the run had it at its start), or on equal
+    rebalancing count as the run had it at its start), or on equal
     cores with the cost model's latency."""
     # `--main-checks`: the simulated main computes what the kernel's does before its first
     # spawn (uts counts its tree to check the answer, inside the timed run).
@@ -208,7 +208,7 @@ def sim_run(binary, workload, policy, cores, seed, qemu=None, turns=False):
            "--seed", str(seed), "--per-core", "--main-checks"]
     if qemu and turns:
         cmd += ["--turns", "--tick-ns", ",".join(str(t) for t in qemu["next_tick_ns"]),
-                "--rebalance-ago-ns", str(qemu.get("rebalance_ago_ns", 0))]
+                "--rebalance-ticks-ago", str(qemu.get("rebalance_ticks_ago", 0))]
     elif qemu:
         total = sum(qemu["probe"])
         cmd += ["--shares", ",".join(f"{u / total:.5f}" for u in qemu["probe"])]

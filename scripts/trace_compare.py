@@ -5,8 +5,8 @@ The calibration (`make sim-calibrate`) says how far the turn model's steals, att
 idle-with-work are from QEMU's; only the two timelines side by side say where. This script
 reads a kernel trace (`make trace WORKLOAD=... ICOUNT=1 ARGS="seed=..."`, which writes
 target/trace/<workload>.log), runs `beamcore-sim run --turns` on the same workload, cores,
-seed, tick phases and rebalancing clock (the log's report, `next_tick_ns` and
-`rebalance_ago_ns`) with `--events-until-us`, and prints:
+seed, tick phases and rebalancing count (the log's report, `next_tick_ns` and
+`rebalance_ticks_ago`) with `--events-until-us`, and prints:
 
 - the events of the workload's first microseconds on both sides (who woke, refused, stole when);
 - per window (the start, each millisecond, the last two milliseconds before each side's last
@@ -125,7 +125,7 @@ def main():
     ticks = ",".join(str(t) for t in report["next_tick_ns"])
     cmd = [args.sim, "run", "--workload", report["workload"], "--policy", args.policy, "--cores",
            str(report["cores"]), "--seed", seed, "--main-checks", "--turns", "--tick-ns", ticks,
-           "--rebalance-ago-ns", str(report.get("rebalance_ago_ns", 0)),
+           "--rebalance-ticks-ago", str(report.get("rebalance_ticks_ago", 0)),
            "--events-until-us", str(report["elapsed_us"] * 2)]
     sim = parse_sim_events(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines())
     q, s = with_steal_ops(aligned(kernel, 1)), with_steal_ops(aligned(sim, 0))

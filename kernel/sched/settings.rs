@@ -10,7 +10,7 @@ use crate::config::SchedConfig;
 use crate::proc::table;
 pub use beamcore_bootargs::{NotCollected, Telemetry};
 use beamcore_hal::arch::cpu;
-use beamcore_sched_policy::balance::{BalanceConfig, REBALANCE_PERIOD_NS, SearchTiming, Strategy, ns_to_counts};
+use beamcore_sched_policy::balance::{self, BalanceConfig, SearchTiming, Strategy};
 use beamcore_sched_policy::placement::{QueueMode, SpawnPlacement};
 
 /// Counts per slice.
@@ -36,8 +36,9 @@ static TELEMETRY: AtomicU8 = AtomicU8::new(0);
 static SEARCH_BUDGET_COUNTS: AtomicU64 = AtomicU64::new(0);
 static SEARCH_PAUSE_MIN_COUNTS: AtomicU64 = AtomicU64::new(1);
 static SEARCH_PAUSE_MAX_COUNTS: AtomicU64 = AtomicU64::new(1);
-/// `balance::REBALANCE_PERIOD_NS` in counts, computed once at boot.
-static REBALANCE_PERIOD_COUNTS: AtomicU64 = AtomicU64::new(u64::MAX);
+/// `balance::REBALANCE_PERIOD_NS` in ticks (`balance::rebalance_period_ticks`), computed once
+/// at boot.
+static REBALANCE_PERIOD_TICKS: AtomicU64 = AtomicU64::new(u64::MAX);
 
 // ORDERING (whole file): every setting is written once on the boot core before the other cores
 // are started (their start publishes it), or is a switch whose exact moment does not matter
@@ -51,7 +52,9 @@ pub fn init_global(config: SchedConfig) -> Result<(), beamcore_mm::heap::OutOfMe
     PLACEMENT.store(config.placement as u8, Ordering::Relaxed);
     TELEMETRY.store(config.telemetry as u8, Ordering::Relaxed);
     let counter_hz = cpu::counter_frequency();
-    REBALANCE_PERIOD_COUNTS.store(ns_to_counts(REBALANCE_PERIOD_NS, counter_hz), Ordering::Relaxed);
+    // The tick's period is the slice (`smp::init_boot`).
+    let tick_ns = beamcore_counter_time::counts_to_ns(config.slice_counts.max(1), counter_hz);
+    REBALANCE_PERIOD_TICKS.store(balance::rebalance_period_ticks(tick_ns), Ordering::Relaxed);
     let search = SearchTiming::at(counter_hz);
     SEARCH_BUDGET_COUNTS.store(search.budget_counts, Ordering::Relaxed);
     SEARCH_PAUSE_MIN_COUNTS.store(search.pause_min_counts, Ordering::Relaxed);
@@ -135,7 +138,7 @@ pub(super) fn search_timing() -> SearchTiming {
     }
 }
 
-/// How often push rebalancing looks, in counts.
-pub(super) fn rebalance_period_counts() -> u64 {
-    REBALANCE_PERIOD_COUNTS.load(Ordering::Relaxed)
+/// How often push rebalancing looks, in core 0's ticks.
+pub(super) fn rebalance_period_ticks() -> u64 {
+    REBALANCE_PERIOD_TICKS.load(Ordering::Relaxed)
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! beamcore-sim run   [--workload fib] [--policy default] [--cores 4] [--seed 1] [--grain-ns 10000]
 //!                    [--factors 1.2,0.9,.. | --shares 0.3,0.2,..] [--turns] [--tick-ns 0,7472,..] [--per-core]
-//!                    [--rebalance-ago-ns 1003072] [--main-checks] [--events-until-us 2000]
+//!                    [--rebalance-ticks-ago 1] [--main-checks] [--events-until-us 2000]
 //!                    [--results bench/results.json] [--wake-ns 1000]
 //! beamcore-sim sweep [--out target/sim/sweep.json] [--seed 1] [--jobs 2] [--max-cores 1024]
 //!                    [--workloads fib,uts] [--policies default,peers] [--grain on|off]
@@ -80,8 +80,9 @@ fn run(args: &Args) -> Result<(), String> {
         }
         config.tick_ns = Some(ticks);
     }
-    if let Some(ns) = args.get("rebalance-ago-ns") {
-        config.rebalance_ago_ns = ns.parse().map_err(|_| format!("--rebalance-ago-ns {ns}: whole nanoseconds"))?;
+    if let Some(ticks) = args.get("rebalance-ticks-ago") {
+        config.rebalance_ticks_ago =
+            ticks.parse().map_err(|_| format!("--rebalance-ticks-ago {ticks}: a whole number of ticks"))?;
     }
     if let Some(us) = args.get("events-until-us") {
         let us: u64 = us.parse().map_err(|_| format!("--events-until-us {us}: whole microseconds"))?;

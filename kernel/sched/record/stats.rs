@@ -84,11 +84,11 @@ pub struct CoreStats {
     pub min_steal_gap: AtomicU64,
     /// Processes moved by push rebalancing (counted on the core that did it).
     pub rebalanced: AtomicU64,
-    /// The counter when this core last looked for severe imbalance (push rebalancing: core 0),
-    /// 0 before its first look: the next look is due a period later, so a run that starts a
-    /// workload reports how long before its start that was (the simulator starts its own
-    /// rebalancing clock there, `sim --rebalance-ago-ns`).
-    pub rebalance_looked_at: AtomicU64,
+    /// This core's tick count when it last looked for severe imbalance (push rebalancing: core
+    /// 0), 0 before its first look: the next look is due a period of ticks later, so a run
+    /// that starts a workload reports how many ticks before its start that was (the simulator
+    /// starts its own rebalancing count there, `sim --rebalance-ticks-ago`).
+    pub rebalance_looked_at_tick: AtomicU64,
     /// `Steal::Retry` results of the owner's FIFO take from its own deque (`take_oldest`): a
     /// thief won the top item, or the store-exclusive of the CAS on `top` failed on every
     /// attempt (a lost reservation; frequent only in a `deque_inject_stxr_failure` build).
@@ -147,7 +147,7 @@ impl CoreStats {
             idle_with_work_counts: AtomicU64::new(0),
             min_steal_gap: AtomicU64::new(u64::MAX),
             rebalanced: AtomicU64::new(0),
-            rebalance_looked_at: AtomicU64::new(0),
+            rebalance_looked_at_tick: AtomicU64::new(0),
             take_oldest_retries: AtomicU64::new(0),
             stolen: AtomicU64::new(0),
             stealable_seen: AtomicU64::new(0),

@@ -6,14 +6,17 @@
 //!
 //! Bits others set (jobs, inbox) are set after the work is queued and cleared by the owner
 //! before it looks at the queue, so a set bit is never lost: whoever queues after the clear sets
-//! it again. The timeout and rebalance bits only say "look at the time": the deadline decides.
+//! it again. The timeout and rebalance bits only say "look at the time": the deadline, or core
+//! 0's tick count, decides.
 
 use core::sync::atomic::Ordering;
 
 use super::percore::{OnCore, scheduler};
-use crate::settings::{Telemetry, rebalance_period_counts};
+use crate::settings::{Telemetry, config, rebalance_period_ticks};
 use beamcore_hal::arch::cpu;
 use beamcore_hal::ids::CoreId;
+use beamcore_sched_policy::balance::rebalance_due;
+use beamcore_smp as smp;
 
 /// Jobs are queued for the core (`smp::run_on`).
 pub(crate) const JOBS: u32 = 1 << 0;
@@ -130,5 +133,11 @@ pub(crate) fn loop_needed(core: &mut OnCore) -> bool {
     }
     let now = cpu::counter();
     (bits & TIMEOUTS != 0 && core.local().timers_due <= now)
-        || (bits & REBALANCE != 0 && now.wrapping_sub(core.local().last_rebalance) >= rebalance_period_counts())
+        || (bits & REBALANCE != 0
+            && rebalance_due(
+                &config().balance,
+                smp::core(core.id().index()).ticks(),
+                core.local().last_rebalance,
+                rebalance_period_ticks(),
+            ))
 }

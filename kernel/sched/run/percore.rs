@@ -64,7 +64,7 @@ pub(crate) struct CoreLocal {
     pub adaptive: AdaptiveState,
     /// Counter reading of the last successful steal from each victim.
     pub last_steal: [u64; MAX_CORES],
-    /// When core 0 last looked for severe imbalance.
+    /// Core 0's tick count when it last looked for severe imbalance.
     pub last_rebalance: u64,
     /// The earliest timer deadline this core knows of in the tables it serves (`timers`; 0:
     /// look every round, it serves an offline core's table too). Kept by the owner when it

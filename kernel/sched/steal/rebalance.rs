@@ -12,9 +12,8 @@ use crate::run::attention;
 use crate::run::percore::{OnCore, scheduler};
 use crate::run::runqueue::slot_of;
 use crate::run::wake::make_runnable;
-use crate::settings::{config, rebalance_period_counts};
+use crate::settings::{config, rebalance_period_ticks};
 use beamcore_deque::Steal;
-use beamcore_hal::arch::cpu;
 use beamcore_hal::ids::CoreId;
 use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance, rebalance_due};
 use beamcore_smp as smp;
@@ -28,14 +27,14 @@ pub(crate) fn rebalance(core: &mut OnCore) {
         attention::set_own(core, attention::REBALANCE, false);
         return;
     }
-    let now = cpu::counter();
+    let ticks = smp::core(core.id().index()).ticks();
     let config = &config().balance;
-    if !rebalance_due(config, now, core.local().last_rebalance, rebalance_period_counts()) {
+    if !rebalance_due(config, ticks, core.local().last_rebalance, rebalance_period_ticks()) {
         return;
     }
-    core.local().last_rebalance = now;
+    core.local().last_rebalance = ticks;
     // ORDERING: Relaxed: a record for the report, read by whoever prints it.
-    core.scheduler().stats.rebalance_looked_at.store(now, Ordering::Relaxed);
+    core.scheduler().stats.rebalance_looked_at_tick.store(ticks, Ordering::Relaxed);
     let mut views = heapless::Vec::new();
     core_views(&mut views, cores);
     // Only cores that schedule: an offline core is neither robbed nor given work (a push that

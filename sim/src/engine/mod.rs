@@ -51,7 +51,7 @@ use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 
 use beamcore_deque::WorkQueue;
 use beamcore_sched_policy::Priority;
-use beamcore_sched_policy::balance::{AdaptiveState, NEVER, REBALANCE_PERIOD_NS, Rng, SearchTiming, mix, ns_to_counts};
+use beamcore_sched_policy::balance::{AdaptiveState, NEVER, Rng, SearchTiming, mix, rebalance_period_ticks};
 use beamcore_sched_policy::placement::RUN_QUEUE_DEQUE_CAPACITY;
 use beamcore_sched_policy::priority::LEVELS;
 use beamcore_sched_policy::run_next::RunNextStreak;
@@ -107,10 +107,13 @@ pub struct Sim<'a> {
     turns: Option<Turns>,
     searching: usize,
     shared: Shared,
+    /// Core 0's tick count when it last looked for severe imbalance (counted from its last look
+    /// before the start, `SimConfig::rebalance_ticks_ago` ticks before it), and the period in
+    /// its ticks (`rebalance_period_ticks`).
     last_rebalance: u64,
-    /// The kernel's idle-search durations and push-rebalance period at the simulated counter.
-    search: SearchTiming,
     rebalance_period: u64,
+    /// The kernel's idle-search durations at the simulated counter.
+    search: SearchTiming,
     max_migrations_seen: u32,
     bound_home: Vec<Option<usize>>,
     bound_violations: u64,
@@ -133,9 +136,7 @@ pub struct Sim<'a> {
 impl<'a> Sim<'a> {
     pub fn new(workload: Workload, policy: Policy, cfg: SimConfig, costs: &'a CostModel) -> Sim<'a> {
         let n = cfg.cores;
-        // The kernel's rebalancing clock compares counters with `wrapping_sub`, so a look
-        // before time 0 is one that far below it.
-        let last_rebalance = 0u64.wrapping_sub(ns_to_counts(cfg.rebalance_ago_ns, COUNTER_HZ));
+        let rebalance_period = rebalance_period_ticks(cfg.slice_ns.max(1));
         let cores = (0..n)
             .map(|id| {
                 let queues = [(); LEVELS].map(|()| WorkQueue::new(RUN_QUEUE_DEQUE_CAPACITY).expect("power of two"));
@@ -187,9 +188,9 @@ impl<'a> Sim<'a> {
             turns: None,
             searching: 0,
             shared: Shared::default(),
-            last_rebalance,
+            last_rebalance: 0,
+            rebalance_period,
             search: SearchTiming::at(COUNTER_HZ),
-            rebalance_period: ns_to_counts(REBALANCE_PERIOD_NS, COUNTER_HZ),
             max_migrations_seen: 0,
             bound_home: Vec::new(),
             bound_violations: 0,

@@ -86,10 +86,10 @@ pub struct SimConfig {
     /// Each core's first tick, ns after the start (a QEMU run's `next_tick_ns`); without it,
     /// drawn from the seed.
     pub tick_ns: Option<Vec<u64>>,
-    /// How long before the start core 0 last looked for severe imbalance, ns (a QEMU run's
-    /// `rebalance_ago_ns`): its first push can come a period after that. 0 starts the period
-    /// with the workload.
-    pub rebalance_ago_ns: u64,
+    /// How many ticks core 0 had taken since it last looked for severe imbalance, at the start
+    /// (a QEMU run's `rebalance_ticks_ago`): its first look is due when its ticks make up the
+    /// period from there. 0 starts the count with the workload.
+    pub rebalance_ticks_ago: u64,
     /// The program's main computes what the kernel's `make run` program computes before its
     /// first spawn (uts counts its whole tree to check the answer), as the calibration against
     /// that program needs; `make sim` leaves it out, the policy's work being the tree.
@@ -113,7 +113,7 @@ impl SimConfig {
             shares: None,
             turns: false,
             tick_ns: None,
-            rebalance_ago_ns: 0,
+            rebalance_ticks_ago: 0,
             main_checks: false,
             time_limit_ns: 1_000_000_000_000,
             events_until_ns: None,

@@ -119,10 +119,11 @@ impl Sim<'_> {
     pub(super) fn rebalance(&mut self, now: u64) -> u64 {
         let n = self.cfg.cores;
         let config = self.policy.config;
-        if n < 2 || !rebalance_due(&config, now, self.last_rebalance, self.rebalance_period) {
+        let ticks = self.cfg.rebalance_ticks_ago + self.cores[0].ticks_by(self.cfg.slice_ns.max(1), now);
+        if n < 2 || !rebalance_due(&config, ticks, self.last_rebalance, self.rebalance_period) {
             return 0;
         }
-        self.last_rebalance = now;
+        self.last_rebalance = ticks;
         let views: Vec<CoreView> = (0..n).map(|c| self.cores[c].view(c)).collect();
         let cost = n as u64 * self.costs.view;
         let Some(RebalancePlan { from: busiest, to: idlest, batch }) = plan_rebalance(&config, &views, |_| true) else {

@@ -19,8 +19,8 @@ mod victims;
 pub use allowed::{PlaceError, may_run_on, pinned, place};
 pub use idle::{
     REBALANCE_BATCH, REBALANCE_PERIOD_NS, RebalancePlan, SEARCH_BUDGET_NS, SEARCH_PAUSE_MAX_NS, SEARCH_PAUSE_MIN_NS,
-    SearchTiming, idle_with_work, max_searchers, plan_rebalance, rebalance_due, search_pause_counts, search_spent,
-    should_wake_a_thief, worth_a_thief,
+    SearchTiming, idle_with_work, max_searchers, plan_rebalance, rebalance_due, rebalance_period_ticks,
+    search_pause_counts, search_spent, should_wake_a_thief, worth_a_thief,
 };
 pub use policy::{
     BACKOFF_BASE_NS, BACKOFF_MAX_NS, BalanceConfig, CoreView, DEFAULT_COOLDOWN_NS, NEVER, Refusal, StealAmount,
