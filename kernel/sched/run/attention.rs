@@ -133,11 +133,12 @@ pub(crate) fn loop_needed(core: &mut OnCore) -> bool {
     }
     let now = cpu::counter();
     (bits & TIMEOUTS != 0 && core.local().timers_due <= now)
-        || (bits & REBALANCE != 0
-            && rebalance_due(
-                &config().balance,
-                smp::core(core.id().index()).ticks(),
-                core.local().last_rebalance,
-                rebalance_period_ticks(),
-            ))
+        || (bits & REBALANCE != 0 && rebalance_look_due(core).is_some())
+}
+
+/// Core 0's tick count, when a look for severe imbalance is due (`balance::rebalance_due`,
+/// counted in its ticks): asked here, and by the look itself (`steal::rebalance`).
+pub(crate) fn rebalance_look_due(core: &mut OnCore) -> Option<u64> {
+    let ticks = smp::core(core.id().index()).ticks();
+    rebalance_due(&config().balance, ticks, core.local().last_rebalance, rebalance_period_ticks()).then_some(ticks)
 }

@@ -12,10 +12,10 @@ use crate::run::attention;
 use crate::run::percore::{OnCore, scheduler};
 use crate::run::runqueue::slot_of;
 use crate::run::wake::make_runnable;
-use crate::settings::{config, rebalance_period_ticks};
+use crate::settings::config;
 use beamcore_deque::Steal;
 use beamcore_hal::ids::CoreId;
-use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance, rebalance_due};
+use beamcore_sched_policy::balance::{RebalancePlan, plan_rebalance};
 use beamcore_smp as smp;
 
 /// Push rebalancing (core 0, as ERTS's check_balance): on severe imbalance, moves a few
@@ -27,11 +27,8 @@ pub(crate) fn rebalance(core: &mut OnCore) {
         attention::set_own(core, attention::REBALANCE, false);
         return;
     }
-    let ticks = smp::core(core.id().index()).ticks();
+    let Some(ticks) = attention::rebalance_look_due(core) else { return };
     let config = &config().balance;
-    if !rebalance_due(config, ticks, core.local().last_rebalance, rebalance_period_ticks()) {
-        return;
-    }
     core.local().last_rebalance = ticks;
     // ORDERING: Relaxed: a record for the report, read by whoever prints it.
     core.scheduler().stats.rebalance_looked_at_tick.store(ticks, Ordering::Relaxed);

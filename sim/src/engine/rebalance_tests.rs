@@ -41,9 +41,9 @@ fn the_first_push_comes_when_core_0s_ticks_since_its_last_look_make_up_the_perio
 fn pushes_come_every_second_tick_of_core_0() {
     // `nqueens`: main spawns its 132 tasks on core 0 and blocks at 0.55 ms; from then core 0's
     // loop runs at the ticks that end its tasks' slices. While the imbalance stays severe, a
-    // push at each look: 1.996, 3.996, 5.996 and 7.996 ms, none skipped and none between. (Compared in
-    // counter time, a look a few nanoseconds later after its tick than the one before made the
-    // next one not yet due, and QEMU's kernel skipped the third.)
+    // push at each look: 1.996, 3.996, 5.996 and 7.996 ms, none skipped and none between.
+    // (Compared in counter time, a look a few nanoseconds later after its tick than the one
+    // before made the next one not yet due, and QEMU's kernel skipped the third.)
     let pushes = pushes_us("nqueens", 1);
     assert!(pushes.len() >= 4, "pushes at {pushes:?} us");
     for (k, &at) in pushes[..4].iter().enumerate() {

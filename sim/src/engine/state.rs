@@ -189,7 +189,6 @@ impl Core {
         }
     }
 
-    /// This core's first tick at or after `at`: its ticks come every `slice` at its phase.
     /// How many ticks this core has taken by `now` (the kernel's `smp` tick count since the
     /// start: a tick at `now` itself is taken, as the loop pass that follows a preemption comes
     /// after its handler).
@@ -197,6 +196,7 @@ impl Core {
         if now < self.tick_phase { 0 } else { (now - self.tick_phase) / slice + 1 }
     }
 
+    /// This core's first tick at or after `at`: its ticks come every `slice` at its phase.
     pub(super) fn next_tick(&self, slice: u64, at: u64) -> u64 {
         let phase = self.tick_phase;
         if at <= phase { phase } else { phase + (at - phase).div_ceil(slice) * slice }

@@ -94,9 +94,9 @@ pub struct RebalancePlan {
 /// Counted in ticks, not in counter time, because core 0 looks when its loop runs, and a
 /// preemption at a tick is when it mostly does: two looks a tick-multiple apart in time then
 /// differ by a few nanoseconds of path either way, and a comparison with the period in time
-/// came out one count short now and then (QEMU, nqueens/default/4: the third look of the run
-/// skipped, every seed, because the look before it had come 85 ns later after its tick), so
-/// the cadence was two or three ticks on no rule a reader could see.
+/// came out one count short now and then (QEMU, nqueens/default/4, seed 1: the third look of
+/// the run skipped, because the look before it had come 85 ns later after its tick), so the
+/// cadence was two or three ticks on no rule a reader could see.
 pub fn rebalance_period_ticks(tick_ns: u64) -> u64 {
     ((REBALANCE_PERIOD_NS + tick_ns / 2) / tick_ns.max(1)).max(1)
 }
