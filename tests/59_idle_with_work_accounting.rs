@@ -10,8 +10,8 @@
 //! rounds each core's idle-with-work grows by at most the rounds' summed windows. Charging
 //! whole sleeps (as the kernel did before offers were recorded) adds the part of each sleep
 //! before `offered`, hundreds of microseconds a round against windows of a few dozen, and fails
-//! this. The test also requires that in every round some core slept and then stole, so the bound
-//! is not met by cores that never slept, and that SGIs woke cores and the wake-ups' mean latency
+//! this. The test also requires that some core slept and then stole (in every round at 4 cores,
+//! in some round at 64), so the bound is not met by cores that never slept, and that SGIs woke cores and the wake-ups' mean latency
 //! (`wakes`, `wake_latency_counts`) lies within a round's window. At 64 cores, with 63 cores
 //! asleep or searching and QEMU giving each vCPU its turn in order, a sleep's end and its
 //! accounting lie far apart in guest time: a late stamp (an offer after the wake) must not be
@@ -67,6 +67,7 @@ fn main() -> ExitCode {
     let mut windows = 0u64;
     let mut charged = [0u64; 64];
     let (mut wakes, mut latency) = (0u64, 0u64);
+    let mut rounds_slept_and_stole = 0u64;
     for round in 0..ROUNDS {
         sched::sleep(3_000);
         let before: [[u64; 5]; 64] = core::array::from_fn(|c| if c < cores { snapshot(c) } else { [0; 5] });
@@ -90,8 +91,14 @@ fn main() -> ExitCode {
             wakes += woken - before[c][3];
             latency += waited - before[c][4];
         }
-        ensure!(woke_and_stole, "round {round}: no core slept and then stole the work");
+        // With few cores the second push wakes core 1, which steals, every round. At 64 the
+        // cores searching after their ticks take the work first in some rounds (which rounds
+        // follows QEMU's turns, so the kernel image: a clean clone's paths moved round 2), so
+        // there the test asks it of the run.
+        ensure!(cores > 8 || woke_and_stole, "round {round}: no core slept and then stole the work");
+        rounds_slept_and_stole += u64::from(woke_and_stole);
     }
+    ensure!(rounds_slept_and_stole >= 1, "in none of {ROUNDS} rounds did a core sleep and then steal the work");
     let mut most = 0;
     for (c, &counts) in charged.iter().enumerate().take(cores).skip(1) {
         ensure!(
