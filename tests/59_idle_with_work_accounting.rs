@@ -11,8 +11,9 @@
 //! whole sleeps (as the kernel did before offers were recorded) adds the part of each sleep
 //! before `offered`, hundreds of microseconds a round against windows of a few dozen, and fails
 //! this. The test also requires that some core slept and then stole (in every round at 4 cores,
-//! in some round at 64), so the bound is not met by cores that never slept, and that SGIs woke cores and the wake-ups' mean latency
-//! (`wakes`, `wake_latency_counts`) lies within a round's window. At 64 cores, with 63 cores
+//! in some round at 64), so the bound is not met by cores that never slept, and that SGIs woke
+//! cores and the wake-ups' mean latency (`wakes`, `wake_latency_counts`) lies within a round's
+//! window. At 64 cores, with 63 cores
 //! asleep or searching and QEMU giving each vCPU its turn in order, a sleep's end and its
 //! accounting lie far apart in guest time: a late stamp (an offer after the wake) must not be
 //! taken for this sleep's.
