@@ -69,6 +69,8 @@ fn main() -> ExitCode {
             .uint_array("steal_attempts_after", &after.steal_attempts)?
             .uint_array("steals_after", &after.steals)?
             .uint_array("migrated_in_after", &after.migrated_in)?
+            .uint_array("idle_with_work_us_before", &before.idle_with_work_us)?
+            .uint_array("idle_with_work_us_after", &after.idle_with_work_us)?
             .uint("rebalance_ticks_ago", before.rebalance_ticks_ago())?;
         if let Some(grain) = &grain {
             json.uint("grain_tasks", grain.tasks)?
@@ -119,6 +121,10 @@ struct Counts {
     steal_attempts: alloc::vec::Vec<u64>,
     steals: alloc::vec::Vec<u64>,
     migrated_in: alloc::vec::Vec<u64>,
+    /// Idle with work, in us: a sleep or a search pause is added when it ends, so a sleep that
+    /// began in the boot check and ended in the workload counts in the workload's, and one that
+    /// began at the workload's end and ended after it (at a tick, while main prints) does not.
+    idle_with_work_us: alloc::vec::Vec<u64>,
     /// Core 0's tick count when it last looked for severe imbalance (its push rebalancing),
     /// and now.
     rebalance_looked_at_tick: u64,
@@ -135,6 +141,10 @@ impl Counts {
             steal_attempts: each(|s| &s.steal_attempts),
             steals: each(|s| &s.steals),
             migrated_in: each(|s| &s.migrated_in),
+            idle_with_work_us: each(|s| &s.idle_with_work_counts)
+                .into_iter()
+                .map(beamcore::time::counts_to_us)
+                .collect(),
             rebalance_looked_at_tick: beamcore::sched::core_stats(0).rebalance_looked_at_tick.load(Relaxed),
             ticks_of_core_0: smp::core(0).ticks(),
         }

@@ -127,8 +127,9 @@ def observe(report):
     mean = sum(works) / len(works)
     # The kernel's counts run from boot to the report; what they had reached when the workload
     # began (the boot check's idle steal rounds) and what the idle cores added after it ended
-    # (searching while main prints the table) are not the workload's. The simulator reports
-    # neither; without the `_after` figures (older runs) the report's own are the end.
+    # (searching while main prints the table, sleeping until their ticks) are not the
+    # workload's. The simulator reports neither; without the `_after` figures (older runs) the
+    # report's own are the end.
     def workload_count(name):
         end = report.get(f"{name}_after") or [c[name] for c in per_core]
         return sum(end) - sum(report.get(f"{name}_before", []))
@@ -139,7 +140,7 @@ def observe(report):
         "steals": workload_count("steals"),
         "attempts": workload_count("steal_attempts"),
         "migrations": workload_count("migrated_in"),
-        "idle_with_work_us": sum(c["idle_with_work_us"] for c in per_core),
+        "idle_with_work_us": workload_count("idle_with_work_us"),
         # Sleeps a wake-up SGI ended and their summed latency (the kernel's and the simulator's).
         "wakes": sum(c.get("wakes", 0) for c in per_core),
         "wake_latency_ns": sum(c.get("wake_latency_ns", 0) for c in per_core),

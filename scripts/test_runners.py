@@ -217,6 +217,18 @@ class Calibration(unittest.TestCase):
         self.assertEqual((o["max_over_mean"], o["steals"], o["attempts"], o["migrations"], o["idle_with_work_us"]),
                          (1.5, 2, 4, 6, 8))
 
+    def test_the_counts_and_idle_with_work_are_the_workloads_own(self):
+        # The report's per-core figures run from boot to the report; what they had reached at
+        # the workload's start and end is in the `_before` and `_after` arrays.
+        report = {"per_core": [{"work": 10, "steals": 9, "steal_attempts": 50, "migrated_in": 7, "idle_with_work_us": 900}
+                               for _ in range(2)],
+                  "steals_before": [0, 1], "steals_after": [3, 4],
+                  "steal_attempts_before": [20, 30], "steal_attempts_after": [25, 40],
+                  "migrated_in_before": [0, 0], "migrated_in_after": [5, 6],
+                  "idle_with_work_us_before": [100, 0], "idle_with_work_us_after": [130, 45]}
+        o = calibrate.observe(report)
+        self.assertEqual((o["steals"], o["attempts"], o["migrations"], o["idle_with_work_us"]), (6, 15, 11, 75))
+
 
 class HarmlessVariants(unittest.TestCase):
     """`make test` tries two of the five harmless variants; which two must follow the image."""
