@@ -60,6 +60,12 @@ pub struct CostModel {
     pub attempt: u64,
     /// Moving one stolen process (`migrate`, its counters, the push on the thief): counted.
     pub migrate: u64,
+    /// Of a spawn that makes a slot (`spawn_fresh`), the part under the table's `MAKING` lock
+    /// (`table::make_slot`), which no other core making a slot can run at the same time:
+    /// measured in QEMU's execution log (marks on the lock's taking and its release in
+    /// fib/default/8, seed 1: 5,233 slots made, a median of 154 instructions, a mean of 160,
+    /// up to 4,026 when a control block's page is mapped). Not measured by `make bench`.
+    pub making: u64,
     /// One unit of work of `workloads::unit` (2,000 multiply-adds): from the one-core
     /// `imbalanced` run's guest time over its 16,000 units, less that run's scheduling costs.
     pub unit: u64,
@@ -73,6 +79,9 @@ pub struct CostModel {
     /// Where the figures came from.
     pub source: String,
 }
+
+/// `CostModel::making`: the mean measured in QEMU's execution log.
+pub const MAKING_NS: u64 = 160;
 
 /// Wake-up latency when `bench/results.json` has none: an SGI's delivery and the exit from WFI,
 /// on the order of a microsecond on a Cortex-A72 (an assumption, see docs/simulator.md).
@@ -174,6 +183,7 @@ impl CostModel {
             view: 20,
             attempt: 30,
             migrate: 40,
+            making: MAKING_NS,
             unit: unit.max(1.0).round() as u64,
             nqueens_unit: nqueens_unit.max(1.0).round() as u64,
             uts_check_node: 59,

@@ -30,6 +30,9 @@ mod events_tests;
 mod idle;
 #[cfg(test)]
 mod idle_tests;
+mod making;
+#[cfg(test)]
+mod making_tests;
 mod outcome;
 mod policy;
 mod queues;
@@ -122,6 +125,10 @@ pub struct Sim<'a> {
     /// The most processes alive at once so far: a spawn past it takes a slot no process had
     /// (`CostModel::spawn_fresh`).
     most_alive: usize,
+    /// The core holding the kernel's `MAKING` lock (a spawn making a slot), and the cores
+    /// spinning for it (`making`).
+    making: Option<usize>,
+    making_waiters: Vec<usize>,
     makespan: u64,
     /// Every increase of a process's `span` by an operation's cost, summed: [`Outcome::work`].
     work: u64,
@@ -197,6 +204,8 @@ impl<'a> Sim<'a> {
             cooldown_violations: 0,
             done: 0,
             most_alive: 0,
+            making: None,
+            making_waiters: Vec::new(),
             makespan: 0,
             work: 0,
             window_marks: Vec::new(),
@@ -280,7 +289,7 @@ impl<'a> Sim<'a> {
     }
 
     /// `core` goes into WFI (`asleep`) or leaves it: the others' turns grow or shrink.
-    fn set_awake(&mut self, core: usize, awake: bool) {
+    pub(super) fn set_awake(&mut self, core: usize, awake: bool) {
         if self.turns.is_some() {
             return;
         }

@@ -129,16 +129,18 @@ impl Sim<'_> {
                 }
             }
             Effect::Credit(units) => self.cores[core].stats.work += units,
-            Effect::Spawn(spawn) => {
-                let target = match spawn.placement {
-                    Placement::Here => core,
-                    Placement::OnCore(c) | Placement::Bound(c) => c.min(self.cfg.cores - 1),
-                };
-                let bound = matches!(spawn.placement, Placement::Bound(_));
-                let span = self.procs[pid as usize].span;
-                let child = self.create(spawn.program, spawn.priority, target, bound, span);
-                self.note(core, now, "spawn", u64::from(child));
-                self.make_runnable(core, child, now);
+            Effect::Spawn(spawn) => self.spawn_child(core, now, pid, *spawn),
+            Effect::SpawnMade { spawn, rest } => {
+                // The slot is made: the lock is let go, and the spawn goes on outside it.
+                self.release_making(now);
+                let at = now + self.cores[core].scale(rest);
+                self.cores[core].stats.busy_ns += at - now;
+                self.cores[core].phase =
+                    Phase::Run { pid, slice_started, effect: Effect::Spawn(spawn), preempt: false };
+                return self.schedule(core, at);
+            }
+            Effect::AwaitMaking { spawn, growth, since } => {
+                return self.make_slot(core, now, pid, slice_started, spawn, growth, since);
             }
             Effect::Send { to, word } => {
                 let span = self.procs[pid as usize].span;
@@ -199,6 +201,12 @@ impl Sim<'_> {
                 } else if self.alive() >= self.most_alive {
                     growth = costs.spawn_fresh.saturating_sub(costs.spawn);
                 }
+                if growth > 0 {
+                    // A slot to make: under the table's lock, which another core may hold.
+                    self.procs[pid as usize].span += costs.spawn;
+                    self.work += costs.spawn;
+                    return self.make_slot(core, now, pid, slice_started, spawn, growth, now);
+                }
                 (costs.spawn, Effect::Spawn(spawn))
             }
             Op::Send { to, word } => (costs.send, Effect::Send { to, word }),
@@ -233,6 +241,19 @@ impl Sim<'_> {
         self.cores[core].stats.busy_ns += at - now;
         self.cores[core].phase = Phase::Run { pid, slice_started, effect, preempt: false };
         self.schedule(core, at);
+    }
+
+    /// `pid` on `core` has spawned: the child is made and runnable.
+    fn spawn_child(&mut self, core: usize, now: u64, pid: u32, spawn: crate::workload::Spawn) {
+        let target = match spawn.placement {
+            Placement::Here => core,
+            Placement::OnCore(c) | Placement::Bound(c) => c.min(self.cfg.cores - 1),
+        };
+        let bound = matches!(spawn.placement, Placement::Bound(_));
+        let span = self.procs[pid as usize].span;
+        let child = self.create(spawn.program, spawn.priority, target, bound, span);
+        self.note(core, now, "spawn", u64::from(child));
+        self.make_runnable(core, child, now);
     }
 
     /// Computes `ns` (this core's factor applied), unless the tick ends the slice first.

@@ -89,9 +89,29 @@ pub(super) struct Proc {
 /// What the running process's current operation does when it completes.
 pub(super) enum Effect {
     None,
-    Compute { units: u64, reductions: u32 },
+    Compute {
+        units: u64,
+        reductions: u32,
+    },
     Spawn(Box<crate::workload::Spawn>),
-    Send { to: u32, word: u64 },
+    /// A spawn making its slot (`table::make_slot`), the kernel's `MAKING` lock held until the
+    /// slot is made; then the lock is let go and the spawn goes on outside it for `rest`
+    /// (`making`).
+    SpawnMade {
+        spawn: Box<crate::workload::Spawn>,
+        rest: u64,
+    },
+    /// A spawn that must make a slot and found `MAKING` held: spinning on it since `since`,
+    /// then `growth` more than a spawn into a reused slot.
+    AwaitMaking {
+        spawn: Box<crate::workload::Spawn>,
+        growth: u64,
+        since: u64,
+    },
+    Send {
+        to: u32,
+        word: u64,
+    },
     Credit(u64),
 }
 
