@@ -17,6 +17,8 @@ use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU32, AtomicU64, 
 
 use beamcore_signal_queue::{Node, SignalQueue};
 
+use super::chunks::made;
+pub(crate) use super::chunks::{CHUNK_SLOTS, SLOTS_RESERVED, chunk_made};
 pub(crate) use super::entry::Entry;
 pub(crate) use super::process_types::LIMIT;
 pub use super::process_types::{
@@ -28,7 +30,7 @@ use beamcore_hal::arch::context::Context;
 use beamcore_hal::arch::exception::TrapFrame;
 use beamcore_hal::ids::{AtomicCoreId, CoreId, Slot};
 use beamcore_hal::sync::IrqSpinLock;
-use beamcore_mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA};
+use beamcore_mm::layout::{CONTROL_BLOCKS_BYTES, CONTROL_BLOCKS_VA, PAGE_BYTES};
 use beamcore_mm::stacks::Stack;
 use beamcore_sched_policy::priority::Priority;
 
@@ -39,6 +41,8 @@ pub use beamcore_mm::layout::MAX_PROCESSES;
 pub const CONTROL_BLOCK_BYTES: usize = core::mem::size_of::<Process>();
 
 const _: () = assert!(CONTROL_BLOCK_BYTES <= 256, "a control block fits in 256 bytes");
+const _: () =
+    assert!(CONTROL_BLOCK_BYTES * CHUNK_SLOTS as usize == PAGE_BYTES, "a chunk's control blocks fill one page");
 
 const _: () = assert!(CONTROL_BLOCK_BYTES * MAX_PROCESSES <= CONTROL_BLOCKS_BYTES, "the table fits its region");
 
@@ -359,28 +363,26 @@ impl Process {
 
 /// No slot (the end of a free list).
 pub(crate) const NO_SLOT: Slot = Slot::new(u32::MAX);
-/// Slots `[0, SLOTS_MADE)` have a mapped, initialised control block (set with Release after the
-/// slot is made; a reader that sees an index below it with Acquire sees the block).
-pub(crate) static SLOTS_MADE: AtomicU32 = AtomicU32::new(0);
 /// The control block in slot `index`: a slot the scheduler got from `table::allocate` (every index
 /// it holds, in a pid, a queue or a timeout, comes from there).
 pub(crate) fn slot(index: Slot) -> &'static Process {
-    debug_assert!(index.get() < SLOTS_MADE.load(Ordering::Relaxed), "slot {index} was never made");
-    // SAFETY: slots below `SLOTS_MADE` have an initialised control block at this address in the
-    // process region, mapped for good (`table::make_slot`); `Process` is `Sync`.
+    debug_assert!(made(index, Ordering::Relaxed), "slot {index} was never made");
+    // SAFETY: a slot the table handed out has an initialised control block at this address in
+    // the process region, mapped for good (`table::make_chunk`); `Process` is `Sync`.
     unsafe { &*(CONTROL_BLOCKS_VA as *const Process).add(index.index()) }
 }
 
 /// The control block in slot `index`, if the slot has ever been made.
 pub(crate) fn slot_checked(index: Slot) -> Option<&'static Process> {
-    // ORDERING: Acquire pairs with the Release in `table::make_slot`: the block's initialisation is
-    // seen before it is used.
-    (index.get() < SLOTS_MADE.load(Ordering::Acquire)).then(|| slot(index))
+    // ORDERING: Acquire pairs with the Release in `ChunkBit::publish`: the block's
+    // initialisation is seen before it is used.
+    made(index, Ordering::Acquire).then(|| slot(index))
 }
 
 /// The slots made so far (those a pid can name), for a walk over the whole table.
 pub(crate) fn slots_made() -> impl Iterator<Item = Slot> {
-    (0..SLOTS_MADE.load(Ordering::Acquire)).map(Slot::new)
+    // ORDERING: Relaxed: which chunks are reserved; each is asked whether it is made (Acquire).
+    (0..SLOTS_RESERVED.load(Ordering::Relaxed)).map(Slot::new).filter(|&index| made(index, Ordering::Acquire))
 }
 
 /// The live process `pid` names, or `None` if it has ended or never existed.

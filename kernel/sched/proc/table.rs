@@ -4,17 +4,28 @@
 //! Free slots wait on one of two lists: those whose stack stretch still has its top page mapped
 //! (a process just ended there), reused first, last in first out; and those whose page was
 //! taken back for the frame pool when it ran dry (`reclaim_stack_page`). A slot never used is
-//! made (its control block mapped and initialised) only when both lists are empty.
+//! taken only when both lists are empty: the next of the chunk its core made last, or the first
+//! of a chunk it makes now.
+//!
+//! A chunk is the 16 control blocks of one page. A core reserves one with an atomic add, maps
+//! its page and initialises its blocks on its own, and keeps the ones it has not used for its
+//! next spawns, so cores growing their process trees at once make slots in parallel. Until
+//! 2026-12-07 every slot was made under one lock (`MAKING`), 160 instructions each: QEMU's
+//! execution log of fib/default/8 showed up to five vCPUs spinning on it at once while the tree
+//! grew, and the simulator, given that lock, read fib's efficiency at 64 cores as 0.75
+//! (docs/simulator.md, "The slot-making lock").
 
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use super::process::{
-    CONTROL_BLOCK_BYTES, LIMIT, MAX_PROCESSES, NO_SLOT, Process, SLOTS_MADE, SpawnError, limit, slot,
+    CHUNK_SLOTS, CONTROL_BLOCK_BYTES, LIMIT, MAX_PROCESSES, NO_SLOT, Process, SLOTS_RESERVED, SpawnError, chunk_made,
+    limit, slot,
 };
+use beamcore_hal::arch::cpu;
 use beamcore_hal::ids::Slot;
 use beamcore_hal::sync::IrqSpinLock;
 use beamcore_mm::heap::{self, OutOfMemory};
-use beamcore_mm::layout::{CONTROL_BLOCKS_VA, PAGE_BYTES};
+use beamcore_mm::layout::{CONTROL_BLOCKS_VA, MAX_CORES, PAGE_BYTES};
 use beamcore_mm::stacks;
 use beamcore_mm::{frames, vmap};
 
@@ -27,8 +38,14 @@ fn spawn_frame_reserve() -> usize {
     SPAWN_FRAME_RESERVE_BYTES.max(frames::total_bytes() / 256) + frames::EMERGENCY_FRAMES * PAGE_BYTES
 }
 
-/// Serialises making slots (`SLOTS_MADE` only ever grows by one, in order).
-static MAKING: IrqSpinLock<()> = IrqSpinLock::new(());
+/// Each core's slots made and never used, `[FRESH_NEXT, FRESH_END)` of the chunk it made last:
+/// read and written by that core alone, with IRQs masked (`allocate`'s contract), so Relaxed.
+static FRESH_NEXT: [AtomicU32; MAX_CORES] = [const { AtomicU32::new(0) }; MAX_CORES];
+static FRESH_END: [AtomicU32; MAX_CORES] = [const { AtomicU32::new(0) }; MAX_CORES];
+/// A chunk a core reserved and could not make (no frame for its page): it tries that one again
+/// before reserving another, so running out of memory does not use up the table.
+static PENDING_CHUNK: [AtomicU32; MAX_CORES] = [const { AtomicU32::new(NO_CHUNK) }; MAX_CORES];
+const NO_CHUNK: u32 = u32::MAX;
 
 /// Free slots whose stack page is still mapped (a mirror of `FreeSlots::mapped_len`).
 static CACHED_STACK_PAGES: AtomicUsize = AtomicUsize::new(0);
@@ -133,38 +150,67 @@ fn take_slot() -> Result<(Slot, bool), SpawnError> {
             return Ok(taken);
         }
     }
-    make_slot().map(|index| (index, false)).inspect_err(|_| {
+    fresh_slot().map(|index| (index, false)).inspect_err(|_| {
         let mut free = FREE.lock();
         free.live -= 1;
         heap::set_live_processes(free.live);
     })
 }
 
-/// Makes the next slot: maps its control block's pages and initialises it.
-fn make_slot() -> Result<Slot, SpawnError> {
-    let _making = MAKING.lock();
-    let index = SLOTS_MADE.load(Ordering::Relaxed);
-    if index as usize >= MAX_PROCESSES {
-        return Err(SpawnError::TableFull);
+/// A slot no process has used: the next of this core's chunk, or the first of one it makes.
+fn fresh_slot() -> Result<Slot, SpawnError> {
+    let me = cpu::core_id();
+    // ORDERING: Relaxed: this core's own values (see `FRESH_NEXT`).
+    let next = FRESH_NEXT[me].load(Ordering::Relaxed);
+    if next < FRESH_END[me].load(Ordering::Relaxed) {
+        FRESH_NEXT[me].store(next + 1, Ordering::Relaxed);
+        return Ok(Slot::new(next));
     }
-    let start = CONTROL_BLOCKS_VA + index as usize * CONTROL_BLOCK_BYTES;
-    let end = start + CONTROL_BLOCK_BYTES;
-    let first_page = start & !(PAGE_BYTES - 1);
-    vmap::prepare(first_page, end).map_err(SpawnError::OutOfMemory)?;
-    for page in (first_page..end).step_by(PAGE_BYTES) {
-        if !vmap::is_mapped(page) {
-            let frame = frames::allocate().map_err(SpawnError::OutOfMemory)?;
-            vmap::map(page, frame);
+    let first = make_chunk(me)?;
+    FRESH_NEXT[me].store(first + 1, Ordering::Relaxed);
+    FRESH_END[me].store(first + CHUNK_SLOTS, Ordering::Relaxed);
+    Ok(Slot::new(first))
+}
+
+/// Makes a chunk for core `me`: reserves the next 16 slots (or takes the one it could not make
+/// before), maps their page and initialises their control blocks, and says so (`chunk_made`).
+/// Returns its first slot. No lock of the table's: the page is this core's alone, and
+/// `vmap::prepare` and the frame pool take their own for a few instructions.
+fn make_chunk(me: usize) -> Result<u32, SpawnError> {
+    // ORDERING: Relaxed: this core's own value.
+    let first = match PENDING_CHUNK[me].swap(NO_CHUNK, Ordering::Relaxed) {
+        NO_CHUNK => reserve_chunk()?,
+        pending => pending,
+    };
+    let page = CONTROL_BLOCKS_VA + first as usize * CONTROL_BLOCK_BYTES;
+    let made = vmap::prepare(page, page + PAGE_BYTES).and_then(|()| frames::allocate());
+    let frame = match made {
+        Ok(frame) => frame,
+        Err(error) => {
+            PENDING_CHUNK[me].store(first, Ordering::Relaxed);
+            return Err(SpawnError::OutOfMemory(error));
         }
-    }
+    };
+    vmap::map(page, frame);
     vmap::publish();
-    // SAFETY: `[start, end)` is mapped read-write (above) and no one else can reach it: the
-    // slot's index is not below `SLOTS_MADE` yet, and `MAKING` is held.
-    unsafe { (start as *mut Process).write(Process::new()) };
-    // ORDERING: Release: the initialised block is seen by whoever sees the new count (Acquire
-    // in `slot_checked`).
-    SLOTS_MADE.store(index + 1, Ordering::Release);
-    Ok(Slot::new(index))
+    for index in first..first + CHUNK_SLOTS {
+        // SAFETY: the chunk's page is mapped read-write (above) and no one else can reach its
+        // blocks: its slots were reserved for this core alone and are not yet made.
+        unsafe { (CONTROL_BLOCKS_VA as *mut Process).add(index as usize).write(Process::new()) };
+    }
+    chunk_made(first).publish();
+    Ok(first)
+}
+
+/// The first slot of a chunk nobody has reserved, if the table has room for it.
+fn reserve_chunk() -> Result<u32, SpawnError> {
+    // ORDERING: Relaxed: only the count is shared; what a chunk holds is published on its own
+    // (`chunk_made`).
+    SLOTS_RESERVED
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |reserved| {
+            (reserved as usize + CHUNK_SLOTS as usize <= MAX_PROCESSES).then_some(reserved + CHUNK_SLOTS)
+        })
+        .map_err(|_| SpawnError::TableFull)
 }
 
 /// Puts a slot that was taken but not used back on its list. With IRQs masked: from a failed
