@@ -60,11 +60,13 @@ pub struct CostModel {
     pub attempt: u64,
     /// Moving one stolen process (`migrate`, its counters, the push on the thief): counted.
     pub migrate: u64,
-    /// Of a spawn that makes a slot (`spawn_fresh`), the part under the table's `MAKING` lock
-    /// (`table::make_slot`), which no other core making a slot can run at the same time:
-    /// measured in QEMU's execution log (marks on the lock's taking and its release in
-    /// fib/default/8, seed 1: 5,233 slots made, a median of 154 instructions, a mean of 160,
-    /// up to 4,026 when a control block's page is mapped). Not measured by `make bench`.
+    /// Of a spawn that makes a slot (`spawn_fresh`), the part under a lock every core shares,
+    /// which no other core making a slot can run at the same time (`engine::making`). The
+    /// kernel makes slots per core, 16 at a time, and takes a fresh stack's page tables without
+    /// a lock when they exist, so what is left is the frame pool's lock, taken to refill a
+    /// core's cache of frames: about 15 instructions a frame, counted from the code
+    /// (`frames::allocate`), not measured. (Until 2026-12-07 every slot was made under the
+    /// table's `MAKING` lock: 160 instructions a slot, measured in QEMU's execution log.)
     pub making: u64,
     /// One unit of work of `workloads::unit` (2,000 multiply-adds): from the one-core
     /// `imbalanced` run's guest time over its 16,000 units, less that run's scheduling costs.
@@ -80,8 +82,8 @@ pub struct CostModel {
     pub source: String,
 }
 
-/// `CostModel::making`: the mean measured in QEMU's execution log.
-pub const MAKING_NS: u64 = 160;
+/// `CostModel::making`: counted (see there).
+pub const MAKING_NS: u64 = 15;
 
 /// Wake-up latency when `bench/results.json` has none: an SGI's delivery and the exit from WFI,
 /// on the order of a microsecond on a Cortex-A72 (an assumption, see docs/simulator.md).
