@@ -63,10 +63,13 @@ pub struct CostModel {
     /// Of a spawn that makes a slot (`spawn_fresh`), the part under a lock every core shares,
     /// which no other core making a slot can run at the same time (`engine::making`). The
     /// kernel makes slots per core, 16 at a time, and takes a fresh stack's page tables without
-    /// a lock when they exist, so what is left is the frame pool's lock, taken to refill a
-    /// core's cache of frames: about 15 instructions a frame, counted from the code
-    /// (`frames::allocate`), not measured. (Until 2026-12-07 every slot was made under the
-    /// table's `MAKING` lock: 160 instructions a slot, measured in QEMU's execution log.)
+    /// a lock when they exist, so what is left is the frame pool's lock, which a core takes to
+    /// refill its cache of frames with 16 at once (one a fresh stack needs, and one a chunk of
+    /// 16 slots): measured in QEMU's execution log of fib/default/8, seed 1 (marks on the
+    /// lock's first try and its release in `frames::allocate`), 338 refills during the
+    /// workload, a median of 563 instructions held, 35 a frame. Not measured by `make bench`.
+    /// (Until 2026-12-07 every slot was made under the table's `MAKING` lock: 160
+    /// instructions a slot, measured the same way.)
     pub making: u64,
     /// One unit of work of `workloads::unit` (2,000 multiply-adds): from the one-core
     /// `imbalanced` run's guest time over its 16,000 units, less that run's scheduling costs.
@@ -82,8 +85,8 @@ pub struct CostModel {
     pub source: String,
 }
 
-/// `CostModel::making`: counted (see there).
-pub const MAKING_NS: u64 = 15;
+/// `CostModel::making`: measured in QEMU's execution log (see there).
+pub const MAKING_NS: u64 = 35;
 
 /// Wake-up latency when `bench/results.json` has none: an SGI's delivery and the exit from WFI,
 /// on the order of a microsecond on a Cortex-A72 (an assumption, see docs/simulator.md).
