@@ -58,7 +58,7 @@ impl Sim<'_> {
         self.schedule(core, at);
     }
 
-    /// The holder's spawn has made its slot at `now`: `MAKING` is free, and each core spinning
+    /// The holder's spawn has made its slot at `now`: the lock is free, and each core spinning
     /// on it sees so at its next look (without turns: now), where the first to look takes it.
     pub(super) fn release_making(&mut self, now: u64) {
         self.making = None;

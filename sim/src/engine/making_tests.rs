@@ -1,6 +1,6 @@
 //! The slot-making lock (`making`): while one core makes a process slot, another that must
-//! make one waits for it, spinning, as the kernel's `MAKING` lock makes it wait; under QEMU's
-//! turns each of its looks ends its turn, so the holder runs on.
+//! make one waits for it, spinning, as a kernel spin lock makes it wait; under QEMU's turns
+//! each of its looks ends its turn, so the holder runs on.
 
 use beamcore_sched_policy::Priority;
 

@@ -125,8 +125,8 @@ pub struct Sim<'a> {
     /// The most processes alive at once so far: a spawn past it takes a slot no process had
     /// (`CostModel::spawn_fresh`).
     most_alive: usize,
-    /// The core holding the kernel's `MAKING` lock (a spawn making a slot), and the cores
-    /// spinning for it (`making`).
+    /// The core holding the lock every core shares that a spawn making a slot takes, and the
+    /// cores spinning for it (`making`).
     making: Option<usize>,
     making_waiters: Vec<usize>,
     makespan: u64,

@@ -182,10 +182,6 @@ impl Sim<'_> {
             p.program.next(&mut ctx)
         };
         let costs = self.costs;
-        // What the table and heap growing adds to a spawn: the kernel's time, not the
-        // workload's work (W and the span count every spawn at its reused cost, so they do not
-        // depend on the schedule, which decides how many processes are alive at once).
-        let mut growth = 0;
         let (cost, effect) = match op {
             Op::Compute { ns, units, reductions } => {
                 self.procs[pid as usize].span += ns;
@@ -195,14 +191,19 @@ impl Sim<'_> {
             Op::Credit(units) => (0, Effect::Credit(units)),
             Op::Spawn(spawn) => {
                 // The kernel's table and heap grow for a process past the most alive so far; the
-                // first slot after main's needs its page tables made.
-                if self.procs.len() == 1 {
-                    growth = costs.first_spawn.saturating_sub(costs.spawn);
+                // first slot after main's needs its page tables made. What that adds is the
+                // kernel's time, not the workload's work (W and the span count every spawn at
+                // its reused cost, so they do not depend on the schedule, which decides how many
+                // processes are alive at once).
+                let growth = if self.procs.len() == 1 {
+                    costs.first_spawn.saturating_sub(costs.spawn)
                 } else if self.alive() >= self.most_alive {
-                    growth = costs.spawn_fresh.saturating_sub(costs.spawn);
-                }
+                    costs.spawn_fresh.saturating_sub(costs.spawn)
+                } else {
+                    0
+                };
                 if growth > 0 {
-                    // A slot to make: under the table's lock, which another core may hold.
+                    // A slot to make: partly under a lock every core shares (`making`).
                     self.procs[pid as usize].span += costs.spawn;
                     self.work += costs.spawn;
                     return self.make_slot(core, now, pid, slice_started, spawn, growth, now);
@@ -237,7 +238,7 @@ impl Sim<'_> {
         };
         self.procs[pid as usize].span += cost;
         self.work += cost;
-        let at = now + self.cores[core].scale(cost + growth);
+        let at = now + self.cores[core].scale(cost);
         self.cores[core].stats.busy_ns += at - now;
         self.cores[core].phase = Phase::Run { pid, slice_started, effect, preempt: false };
         self.schedule(core, at);

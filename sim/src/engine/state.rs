@@ -94,14 +94,13 @@ pub(super) enum Effect {
         reductions: u32,
     },
     Spawn(Box<crate::workload::Spawn>),
-    /// A spawn making its slot (`table::make_slot`), the kernel's `MAKING` lock held until the
-    /// slot is made; then the lock is let go and the spawn goes on outside it for `rest`
-    /// (`making`).
+    /// A spawn making its slot, the shared lock (`making`) held until the slot is made; then
+    /// the lock is let go and the spawn goes on outside it for `rest`.
     SpawnMade {
         spawn: Box<crate::workload::Spawn>,
         rest: u64,
     },
-    /// A spawn that must make a slot and found `MAKING` held: spinning on it since `since`,
+    /// A spawn that must make a slot and found the shared lock held: spinning on it since `since`,
     /// then `growth` more than a spawn into a reused slot.
     AwaitMaking {
         spawn: Box<crate::workload::Spawn>,
