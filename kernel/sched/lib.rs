@@ -83,6 +83,7 @@ pub use scheduler::start_tracing;
 pub use settings::{NotCollected, Telemetry, balance_config, queue_mode, set_strategy, spawn_placement, telemetry};
 pub use settings::{config, init_global};
 pub use steal::migrate::max_migrations_seen;
+pub use turn::cleanup_walk::learning_passes as quick_end_learning_passes;
 pub use turn::cleanup_walk::rows_only as quick_end_walks_rows_only;
 pub use turn::ending::heap_not_reclaimed_bytes;
 #[doc(hidden)]

@@ -14,11 +14,13 @@
 //!   record (the caller's x29, then the return address)? Only then is the next step of the
 //!   walk the one the unwinder would take, whatever flags the code was built with.
 //!
-//! The answers depend on the image only, so the kernel keeps them per return address.
+//! The answers depend on the image only, so the kernel keeps them per return address, in
+//! [`call_sites`]' two-way cache.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod call_sites;
 pub mod compact;
 pub mod frame_record;
 pub mod lsda;

@@ -18,6 +18,7 @@
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use beamcore_unwind_tables::call_sites::{CallSites, HighHalf, Key, TaggedAddress};
 use beamcore_unwind_tables::compact::{self, CompactRow, Regs};
 use beamcore_unwind_tables::frame_record::{self, Factors, Row};
 use beamcore_unwind_tables::lsda::{self, Action};
@@ -37,16 +38,17 @@ const BASE: u64 = 2;
 const RUNS_CODE: u64 = 3;
 const VERDICT_BITS: u64 = 3;
 
-/// Call sites kept per cache, direct-mapped: a process's paths from its safe points to its base
-/// cross a few dozen.
-const CACHED: usize = 256;
+/// Sets per cache, of two call sites each (16 KiB a cache): a process's paths from its safe
+/// points to its base cross a few dozen, and the kernel's hot ends some 60 between them (two
+/// ways, and this many sets: see `CallSites` for the cliff one way made).
+const SETS: usize = 1024;
 /// For [`walk`]: entries are a return address with its verdict in the low bits (return
 /// addresses are 4-aligned).
-static RECORDS: [AtomicU64; CACHED] = [const { AtomicU64::new(0) }; CACHED];
+static RECORDS: CallSites<SETS> = CallSites::new();
 /// For [`walk_rows`]: a return address in the high half (the kernel's code lies below 4 GiB;
 /// code above it has no entry and is unwound), the verdict in bits 0-1 and the compact row of
 /// the calling function at the call from bit 2.
-static ROWS: [AtomicU64; CACHED] = [const { AtomicU64::new(0) }; CACHED];
+static ROWS: CallSites<SETS> = CallSites::new();
 
 /// What [`begin`'s](super::unwind::begin) own frame is at [`Here`] (the walks start there):
 /// 0 until learnt ([`learn_own`]); then [`OWN_KNOWN`], with [`OWN_RECORD`] if x29 is its record and
@@ -55,6 +57,16 @@ static OWN: AtomicU64 = AtomicU64::new(0);
 const OWN_KNOWN: u64 = 1 << 63;
 const OWN_RECORD: u64 = 1 << 62;
 const OWN_ROW: u64 = 1 << 61;
+
+static LEARNING_PASSES: AtomicU64 = AtomicU64::new(0);
+
+/// How many ends so far read verdicts from the unwind tables ([`walk_learning`]): for tests,
+/// which hold that a path once learnt stays learnt.
+pub fn learning_passes() -> u64 {
+    // ORDERING: Relaxed: a count, read after the ends it counts were seen to finish (their
+    // `Down`s), which orders it.
+    LEARNING_PASSES.load(Ordering::Relaxed)
+}
 
 /// Set by [`rows_only`]: [`learn_own`] then never says that begin's x29 is its record, so every
 /// quick end takes [`walk_rows`], as in code built without frame pointers.
@@ -67,10 +79,6 @@ pub fn rows_only(on: bool) {
     // old answer takes the other walk once, which is as right.
     ROWS_ONLY.store(on, Ordering::Relaxed);
     OWN.store(0, Ordering::Relaxed);
-}
-
-fn slot(return_address: u64) -> usize {
-    (return_address >> 2) as usize % CACHED
 }
 
 /// The walks' starting point: the address, sp and x29 of one instruction of `unwind::begin`.
@@ -115,8 +123,11 @@ pub(crate) fn walk(here: &Here, stack_top: usize) -> Finding {
     if own & OWN_RECORD == 0 {
         return if own & OWN_KNOWN == 0 { Finding::Unknown } else { Finding::Rows };
     }
-    // ORDERING: Relaxed: an entry is one word, published by nothing else (see the module).
-    walk_records(here.fp, stack_top, |return_address| RECORDS[slot(return_address)].load(Ordering::Relaxed))
+    // The common step: way 0 holds the address, passing; one comparison.
+    walk_records(here.fp, stack_top, |return_address| {
+        let first = RECORDS.first(return_address);
+        if first == return_address | PASSES { first } else { RECORDS.find::<TaggedAddress>(return_address) }
+    })
 }
 
 /// The frame-record walk from `fp`, its entries read by `entry_of` (a [`RECORDS`] word, which
@@ -165,9 +176,7 @@ fn other_record(return_address: u64, known: u64) -> Finding {
 #[inline(never)]
 pub(crate) fn walk_rows(here: &Here, stack_top: usize) -> Finding {
     // ORDERING: Relaxed: see `walk`.
-    walk_rows_with(here, stack_top, OWN.load(Ordering::Relaxed), |return_address| {
-        ROWS[slot(return_address)].load(Ordering::Relaxed)
-    })
+    walk_rows_with(here, stack_top, OWN.load(Ordering::Relaxed), |return_address| ROWS.find::<HighHalf>(return_address))
 }
 
 /// The row walk from [`Here`], whose frame is described by `own` (an [`OWN`] word), its entries
@@ -211,6 +220,8 @@ fn walk_rows_with(here: &Here, stack_top: usize, own: u64, mut entry_of: impl Fn
 #[cold]
 #[inline(never)]
 pub(crate) fn walk_learning(here: &Here, stack_top: usize, base: usize) -> Finding {
+    // ORDERING: Relaxed: see `learning_passes`.
+    LEARNING_PASSES.fetch_add(1, Ordering::Relaxed);
     // ORDERING: Relaxed: see `walk`.
     let mut own = OWN.load(Ordering::Relaxed);
     if own & OWN_KNOWN == 0 {
@@ -251,10 +262,8 @@ fn learn_own(pc: u64, base: usize) -> u64 {
 
 /// The [`RECORDS`] word of `return_address`, read from the tables if not kept, and kept.
 fn learn_record(return_address: u64, base: usize) -> u64 {
-    let entry = &RECORDS[slot(return_address)];
-    // ORDERING: Relaxed: see `walk`.
-    let known = entry.load(Ordering::Relaxed);
-    if known & !VERDICT_BITS == return_address {
+    let known = RECORDS.find::<TaggedAddress>(return_address);
+    if TaggedAddress::address(known) == return_address {
         return known;
     }
     // The call's own instruction, as the personality routine takes it (one byte back: inside
@@ -264,8 +273,7 @@ fn learn_record(return_address: u64, base: usize) -> u64 {
         Some(Examined { row: Some(row), verdict, .. }) if row.holds_record() => verdict,
         _ => UNKNOWN,
     };
-    // ORDERING: Relaxed: see `walk`.
-    entry.store(return_address | verdict, Ordering::Relaxed);
+    RECORDS.keep::<TaggedAddress>(return_address, return_address | verdict);
     return_address | verdict
 }
 
@@ -275,10 +283,8 @@ fn learn_row(return_address: u64, base: usize) -> u64 {
     if return_address >> 32 != 0 {
         return 0;
     }
-    let entry = &ROWS[slot(return_address)];
-    // ORDERING: Relaxed: see `walk`.
-    let known = entry.load(Ordering::Relaxed);
-    if known >> 32 == return_address {
+    let known = ROWS.find::<HighHalf>(return_address);
+    if HighHalf::address(known) == return_address {
         return known;
     }
     let (verdict, row) = match examine(return_address.wrapping_sub(1), base) {
@@ -290,8 +296,7 @@ fn learn_row(return_address: u64, base: usize) -> u64 {
         _ => (UNKNOWN, 0),
     };
     let word = return_address << 32 | u64::from(row) << 2 | verdict;
-    // ORDERING: Relaxed: see `walk`.
-    entry.store(word, Ordering::Relaxed);
+    ROWS.keep::<HighHalf>(return_address, word);
     word
 }
 
