@@ -33,6 +33,8 @@ const MAX_BANKS: usize = 8;
 const CACHE_FRAMES: usize = 32;
 /// Frames moved between a core's cache and the global pool at a time.
 const BATCH: usize = CACHE_FRAMES / 2;
+/// Most never-used frames a core reserves at a time ([`Run`]).
+const RUN_FRAMES: usize = 64;
 
 struct Bank {
     /// Lowest address of the bank that frames may come from (for the heap's bank, where the
@@ -83,6 +85,29 @@ impl Pool {
         None
     }
 
+    /// A run of up to `most` never-used frames, contiguous, in one step: `[start, start + n
+    /// pages)`. Fewer when little is left, so that what cores keep reserved stays a small part
+    /// of it: at most a quarter of what is left, spread over every core that may ask.
+    fn take_run(&mut self, most: usize) -> Option<(usize, usize)> {
+        let left = self.unused_frames();
+        let frames = most.min(left / (4 * MAX_CORES)).max(1);
+        for index in (0..self.banks.len()).rev() {
+            let floor = self.floor(index);
+            let bank = &mut self.banks[index];
+            let room = bank.next.saturating_sub(floor) / PAGE_BYTES;
+            if room > 0 {
+                let n = frames.min(room);
+                bank.next -= n * PAGE_BYTES;
+                let start = bank.next;
+                if index == self.heap_bank {
+                    HEAP_ROOM.store(start - self.heap_top, Ordering::Relaxed);
+                }
+                return Some((start, n));
+            }
+        }
+        None
+    }
+
     fn put(&mut self, frame: usize) {
         // SAFETY: the frame is RAM given back to the pool (no mapping but the identity map
         // reaches it any more, see `free`), identity-mapped read-write.
@@ -113,10 +138,34 @@ static HEAP_GAP: AtomicUsize = AtomicUsize::new(0);
 /// process slot's stack page), or `None`. Set once at boot by the scheduler.
 static RECLAIMER: spin::Once<fn() -> Option<usize>> = spin::Once::new();
 
-/// A core's frames at hand: `frames[..len]`.
+/// A core's frames at hand: `frames[..len]` (freed ones, and ones from the free list), and a
+/// run of never-used ones.
 struct Frames {
     frames: [usize; CACHE_FRAMES],
     len: usize,
+    run: Run,
+}
+
+/// Never-used frames `[start, end)` that one core reserved from a bank in one step (the pool's
+/// lock held for a subtraction, not a frame at a time): a growing tree of processes takes a
+/// frame per spawn, and at many cores the pool's lock, taken a frame at a time, was the one
+/// section every core's fresh spawn shared (docs/memory.md).
+struct Run {
+    start: usize,
+    end: usize,
+}
+
+impl Frames {
+    fn pop(&mut self) -> Option<usize> {
+        if self.len > 0 {
+            self.len -= 1;
+            return Some(self.frames[self.len]);
+        }
+        (self.run.end > self.run.start).then(|| {
+            self.run.end -= PAGE_BYTES;
+            self.run.end
+        })
+    }
 }
 
 /// One [`Frames`] per core.
@@ -128,7 +177,8 @@ struct Cache(UnsafeCell<Frames>);
 unsafe impl Sync for Cache {}
 
 static CACHES: [Cache; MAX_CORES] =
-    [const { Cache(UnsafeCell::new(Frames { frames: [0; CACHE_FRAMES], len: 0 })) }; MAX_CORES];
+    [const { Cache(UnsafeCell::new(Frames { frames: [0; CACHE_FRAMES], len: 0, run: Run { start: 0, end: 0 } })) };
+        MAX_CORES];
 
 /// Runs `f` on the calling core's cache. The borrow lasts for the call only, so no second
 /// `&mut` to the same cache can exist: `f` is one of this file's closures, which touch the cache
@@ -185,18 +235,23 @@ pub fn set_reclaimer(reclaim: fn() -> Option<usize>) {
 /// A frame (4 KiB of RAM, identity-mapped, contents undefined). IRQs masked, kernel stack.
 pub fn allocate() -> Result<usize, OutOfMemory> {
     let cached = with_this_cache(|cache| {
-        if cache.len == 0 {
-            let mut pool = POOL.lock();
+        if let Some(frame) = cache.pop() {
+            return Some(frame);
+        }
+        let mut pool = POOL.lock();
+        if pool.free_list == 0 {
+            let (start, frames) = pool.take_run(RUN_FRAMES)?;
+            drop(pool);
+            cache.run = Run { start, end: start + frames * PAGE_BYTES };
+        } else {
             while cache.len < BATCH {
                 let Some(frame) = pool.take() else { break };
                 cache.frames[cache.len] = frame;
                 cache.len += 1;
             }
+            drop(pool);
         }
-        (cache.len > 0).then(|| {
-            cache.len -= 1;
-            cache.frames[cache.len]
-        })
+        cache.pop()
     });
     if let Some(frame) = cached {
         AVAILABLE.fetch_sub(1, Ordering::Relaxed);
