@@ -62,14 +62,15 @@ pub struct CostModel {
     pub migrate: u64,
     /// Of a spawn that makes a slot (`spawn_fresh`), the part under a lock every core shares,
     /// which no other core making a slot can run at the same time (`engine::making`). The
-    /// kernel makes slots per core, 16 at a time, and takes a fresh stack's page tables without
-    /// a lock when they exist, so what is left is the frame pool's lock, which a core takes to
-    /// refill its cache of frames with 16 at once (one a fresh stack needs, and one a chunk of
-    /// 16 slots): measured in QEMU's execution log of fib/default/8, seed 1 (marks on the
-    /// lock's first try and its release in `frames::allocate`), 338 refills during the
-    /// workload, a median of 563 instructions held, 35 a frame. Not measured by `make bench`.
-    /// (Until 2026-12-07 every slot was made under the table's `MAKING` lock: 160
-    /// instructions a slot, measured the same way.)
+    /// kernel makes slots per core, 16 at a time, takes a fresh stack's page tables without a
+    /// lock when they exist, and reserves never-used frames for its cache 64 at a time in one
+    /// step, so what is left is that step under the frame pool's lock: measured in QEMU's
+    /// execution log of fib/default/8, seed 1 (marks on the lock's taking and its release in
+    /// `frames::allocate`), 90 takes in the whole run, 67 instructions held each (78 the
+    /// most), 6,041 in all for about 5,200 fresh spawns: 1 a spawn, spread evenly (the model
+    /// has no run of 64 spawns that pays it once). Not measured by `make bench`. (Until
+    /// 2026-12-07 every slot was made under the table's `MAKING` lock, 160 instructions a slot,
+    /// and then the pool was refilled a frame at a time, 35 a frame, measured the same way.)
     pub making: u64,
     /// One unit of work of `workloads::unit` (2,000 multiply-adds): from the one-core
     /// `imbalanced` run's guest time over its 16,000 units, less that run's scheduling costs.
@@ -86,7 +87,7 @@ pub struct CostModel {
 }
 
 /// `CostModel::making`: measured in QEMU's execution log (see there).
-pub const MAKING_NS: u64 = 35;
+pub const MAKING_NS: u64 = 1;
 
 /// Wake-up latency when `bench/results.json` has none: an SGI's delivery and the exit from WFI,
 /// on the order of a microsecond on a Cortex-A72 (an assumption, see docs/simulator.md).

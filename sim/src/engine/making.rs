@@ -12,8 +12,8 @@
 //! to 54 of 60 and read fib's efficiency on equal cores as 0.75 at 64 cores and 0.51 at 1024
 //! (docs/simulator.md, "The slot-making lock"). The kernel now makes slots per core, a page of
 //! 16 control blocks at a time, and finds a stack's page tables without a lock when they
-//! exist; what is left under a shared lock is the frame pool's refill, 35 instructions a frame
-//! (`CostModel::making`).
+//! exist, and a core reserves never-used frames 64 at a time under the frame pool's lock: what
+//! is left under a shared lock is about 1 instruction a fresh spawn (`CostModel::making`).
 //! The machinery stays: it is how any such lock behaves under QEMU's turns and on real cores.
 
 use super::Sim;
