@@ -61,7 +61,7 @@ pub use msg::timers::earliest_here as earliest_deadline_here;
 pub use msg::timers::{Cancelled, TimerRef, cancel_timer, pending_on as timers_pending_on, read_timer, send_after};
 #[doc(hidden)]
 pub use offline::rejoin_scheduling;
-pub use offline::{OfflineError, OnlineError, bring_online, take_offline, timeouts_moved};
+pub use offline::{OfflineError, OnlineError, bring_online, frames_released, take_offline, timeouts_moved};
 pub use proc::process::{
     Affinity, CONTROL_BLOCK_BYTES, DEFAULT_STACK_BYTES, ExitReason, INLINE_BYTES, InlineValue, MAX_PROCESSES, Message,
     Pid, Ref, SendError, SpawnError, SpawnOptions, limit as process_limit,

@@ -7,7 +7,7 @@
 //!  caller: take_offline(n) ─ state Leaving, LEAVE bit, SGI ─▶ core n, at its loop's top:
 //!     out of ACTIVE ─▶ jobs closed, run ─▶ inbox closed, drained ─▶ queues emptied ─▶
 //!     each process to an online core's inbox (bound ones rebound) ─▶ timeouts handed over ─▶
-//!     timer and GIC off ─▶ state Offline ─▶ CPU_OFF / park
+//!     frames at hand to the pool ─▶ timer and GIC off ─▶ state Offline ─▶ CPU_OFF / park
 //!  caller: bring_online(n) ─ state Joining, CPU_ON / release ─▶ core n: GIC, timer,
 //!     inbox open, into ACTIVE, state Online ─▶ its loop
 //! ```
@@ -25,6 +25,7 @@ use crate::run::percore::{self, OnCore};
 use beamcore_hal::arch::cpu;
 use beamcore_hal::ids::CoreId;
 use beamcore_hal::time::Deadline;
+use beamcore_mm::frames;
 use beamcore_mm::layout::MAX_CORES;
 use beamcore_smp::core_power::{self, PowerError};
 use beamcore_smp::{self as smp, Sgi};
@@ -48,6 +49,17 @@ static TIMEOUTS_MOVED: AtomicU64 = AtomicU64::new(0);
 /// How long `bring_online` waits for the firmware to report the core off, then for the core to
 /// come back.
 const POWER_WAIT_US: u64 = 2_000_000;
+
+/// Frames that leaving cores gave back to the pool (their caches and runs), since boot.
+static FRAMES_RELEASED: AtomicU64 = AtomicU64::new(0);
+
+/// How many frames cores that went offline gave back to the pool, since boot: each leaving
+/// core gives what it held at hand, so that the online cores can take it.
+pub fn frames_released() -> u64 {
+    // ORDERING: Relaxed: a count, read after the `take_offline` that returned once the core
+    // was off (its Acquire on the core's state orders the add before).
+    FRAMES_RELEASED.load(Ordering::Relaxed)
+}
 
 /// `receive_timeout` deadlines leaving cores handed to online ones.
 pub fn timeouts_moved() -> u64 {
@@ -231,7 +243,10 @@ pub(super) fn leave(mut core: OnCore) -> OnCore {
         let _ = beamcore_smp::send_sgi(target.index(), beamcore_smp::Sgi::Wake);
     }
     attention::set_own(&core, attention::TIMEOUTS, false);
-    // 6. Stop: no interrupt, no tick, nothing runs here until the core rejoins.
+    // 6. Its frames at hand (cache and run) go to the pool's free list: nothing of the pool
+    //    waits for a core that is off. It takes frames again when it is back.
+    FRAMES_RELEASED.fetch_add(frames::release_this_core() as u64, Ordering::Relaxed);
+    // 7. Stop: no interrupt, no tick, nothing runs here until the core rejoins.
     smp::stop_this_core_for_offline();
     drop(core);
     let _ = cpu::irq_save();
