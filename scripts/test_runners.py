@@ -210,6 +210,19 @@ class Calibration(unittest.TestCase):
         self.assertFalse(calibrate.gap_outside(0.1 + t * 0.01, 0.01))  # the interval just touches 0.1
         self.assertTrue(calibrate.gap_outside(0.1 + t * 0.01 + 1e-9, 0.01))
 
+    def test_the_absolute_check_spans_the_image_effect(self):
+        # Measured on a kernel whose change touched no calibration workload's path (image
+        # 87daf4bfd9026620): fib/default/4's gap 0.126 with a seed standard error of 0.0104 lies
+        # wholly beyond 0.1, but the reference's 10-seed means spread by 0.019 between boot_jitter
+        # sets: one image is one draw, and within that spread the gap reaches 0.1.
+        now = {"mean": 0.126, "se": 0.0104, "n": 10}
+        then = {"mean": 0.096, "se": 0.0079, "sd": 0.0384, "set_sd": 0.0193, "image_sd": 0.0104}
+        self.assertTrue(calibrate.gap_outside(now["mean"], calibrate.run_se(now, None)))
+        self.assertAlmostEqual(calibrate.run_se(now, then), 0.0193)
+        self.assertFalse(calibrate.gap_outside(now["mean"], calibrate.run_se(now, then)))
+        # A gap far beyond every spread still fails.
+        self.assertTrue(calibrate.gap_outside(0.2, calibrate.run_se(now, then)))
+
     def test_observables_of_a_report(self):
         report = {"per_core": [{"work": w, "steals": 1, "steal_attempts": 2, "migrated_in": 3, "idle_with_work_us": 4}
                                for w in (30, 10)]}
