@@ -502,9 +502,9 @@ def main():
 
     if args.record_reference:
         record_reference(cases, q_runs, i_runs, args.jobs)
-    if not REFERENCE.exists():
+        reference = json.loads(REFERENCE.read_text())["cases"]
+    if not reference:
         sys.exit(f"sim-calibrate: no reference {REFERENCE.relative_to(ROOT)}: run with --record-reference")
-    reference = json.loads(REFERENCE.read_text())["cases"]
     problems = regression_problems(summary, reference)
     for key, name, why in problems:
         print(f"sim-calibrate: REGRESSION {key} {name}: {why}")

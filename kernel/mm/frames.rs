@@ -70,19 +70,7 @@ impl Pool {
             self.free_list = unsafe { (frame as *const usize).read() };
             return Some(frame);
         }
-        for index in (0..self.banks.len()).rev() {
-            let floor = self.floor(index);
-            let bank = &mut self.banks[index];
-            if bank.next >= floor + PAGE_BYTES {
-                bank.next -= PAGE_BYTES;
-                let frame = bank.next;
-                if index == self.heap_bank {
-                    HEAP_ROOM.store(frame - self.heap_top, Ordering::Relaxed);
-                }
-                return Some(frame);
-            }
-        }
-        None
+        self.take_never_used(1).map(|(frame, _)| frame)
     }
 
     /// A run of up to `most` never-used frames, contiguous, in one step: `[start, start + n
@@ -90,7 +78,12 @@ impl Pool {
     /// of it: at most a quarter of what is left, spread over every core that may ask.
     fn take_run(&mut self, most: usize) -> Option<(usize, usize)> {
         let left = self.unused_frames();
-        let frames = most.min(left / (4 * MAX_CORES)).max(1);
+        self.take_never_used(most.min(left / (4 * MAX_CORES)).max(1))
+    }
+
+    /// Up to `frames` (at least 1) never-used frames from the highest bank that has any, in one
+    /// step: `(start, n)` for `[start, start + n pages)`.
+    fn take_never_used(&mut self, frames: usize) -> Option<(usize, usize)> {
         for index in (0..self.banks.len()).rev() {
             let floor = self.floor(index);
             let bank = &mut self.banks[index];
