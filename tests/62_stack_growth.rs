@@ -93,18 +93,19 @@ fn main() -> ExitCode {
 
     // 1,024 levels of a kilobyte: 1 MiB deep in a stack that may reach 2 MiB.
     let levels = 1024u64;
-    let deep_one = sched::spawn_with(SpawnOptions::default().stack_bytes(2 << 20).on_core(0), move || {
+    // Monitored as they are spawned: a monitor set after the spawn can find a process that already
+    // ended (the deep one runs on main's core and may finish first), and reports `noproc`.
+    let deep_one = sched::spawn_monitor(SpawnOptions::default().stack_bytes(2 << 20).on_core(0), move || {
         let start = stack_pointer();
         let sum = deep(levels, start);
         let _ = sched::send(me, Message::Word(sum));
     });
-    let overflowing = sched::spawn_with(SpawnOptions::default().stack_bytes(64 << 10).on_core(last), || {
+    let overflowing = sched::spawn_monitor(SpawnOptions::default().stack_bytes(64 << 10).on_core(last), || {
         let _ = sched::receive();
         core::hint::black_box(endless(0));
     });
     ensure!(deep_one.is_ok() && overflowing.is_ok(), "spawn");
-    let (deep_one, overflowing) = (deep_one.unwrap(), overflowing.unwrap());
-    ensure!(sched::monitor(deep_one).is_ok() && sched::monitor(overflowing).is_ok(), "monitor");
+    let (deep_one, overflowing) = (deep_one.unwrap().0, overflowing.unwrap().0);
     ensure!(sched::send(overflowing, Message::Word(0)).is_ok(), "go");
 
     // Parked on the last core (alone there but for the overflowing one, which ends at once):
